@@ -1,0 +1,49 @@
+# fractam: PGXS build.  `make PG_CONFIG=/path/to/pg_config` to pick a server.
+
+MODULE_big = fractam
+EXTENSION = fractam
+DATA = sql/fractam--0.1.sql
+PGFILEDESC = "fractam - buffered fractal-tree access methods"
+
+OBJS = \
+	src/am/fractam_module.o \
+	src/am/index_handler.o \
+	src/am/index_compare.o \
+	src/am/index_build.o \
+	src/am/index_insert.o \
+	src/am/index_scan.o \
+	src/am/index_vacuum.o \
+	src/am/index_cost.o \
+	src/am/index_validate.o \
+	src/am/utility_hook.o \
+	src/am/sql_functions.o \
+	src/ft/ft_page.o \
+	src/ft/ft_search.o \
+	src/ft/ft_insert.o \
+	src/ft/ft_flush.o \
+	src/ft/ft_split.o \
+	src/ft/ft_scan.o \
+	src/ft/ft_build.o \
+	src/ft/ft_vacuum.o \
+	src/ft/ft_verify.o \
+	src/wal/ft_xlog.o \
+	src/wal/ft_redo.o \
+	src/wal/ft_desc.o
+
+PG_CPPFLAGS = -I$(srcdir)/src
+# Debian's PGXS sets with_llvm = yes; bitcode is optional for an extension.
+with_llvm = no
+
+REGRESS = $(patsubst sql/%.sql,%,$(filter-out sql/fractam--%.sql,$(sort $(wildcard sql/*.sql))))
+REGRESS_OPTS = --load-extension=fractam
+ISOLATION = $(patsubst specs/%.spec,%,$(sort $(wildcard specs/*.spec)))
+ISOLATION_OPTS = --load-extension=fractam
+TAP_TESTS = 1
+
+ifdef WERROR
+PG_CFLAGS += -Werror
+endif
+
+PG_CONFIG ?= pg_config
+PGXS := $(shell $(PG_CONFIG) --pgxs)
+include $(PGXS)

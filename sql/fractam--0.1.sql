@@ -1,0 +1,124 @@
+/* fractam--0.1.sql */
+
+-- complain if script is sourced in psql, rather than via CREATE EXTENSION
+\echo Use "CREATE EXTENSION fractam" to load this file. \quit
+
+CREATE FUNCTION fractam_index_handler(internal)
+RETURNS index_am_handler
+AS 'MODULE_PATHNAME', 'fractam_index_handler'
+LANGUAGE C STRICT;
+
+-- "fractam" is the table access method's name; CREATE INDEX ... USING
+-- fractam is mapped to this index access method by fractam's utility hook.
+CREATE ACCESS METHOD fractam_index TYPE INDEX HANDLER fractam_index_handler;
+COMMENT ON ACCESS METHOD fractam_index IS
+  'buffered fractal tree (B-epsilon tree) index; CREATE INDEX ... USING fractam';
+
+CREATE FUNCTION fractam_verify(index regclass)
+RETURNS void
+AS 'MODULE_PATHNAME', 'fractam_verify'
+LANGUAGE C STRICT PARALLEL RESTRICTED;
+COMMENT ON FUNCTION fractam_verify(regclass) IS
+  'check every invariant of a fractam index; raises an error naming the first broken one';
+
+CREATE FUNCTION fractam_stats(index regclass,
+  OUT height int,
+  OUT leaf_pages bigint,
+  OUT buffer_pages bigint,
+  OUT routing_pages bigint,
+  OUT leaf_items bigint,
+  OUT buffered_messages bigint,
+  OUT buffered_bytes bigint,
+  OUT flushes bigint,
+  OUT splits bigint)
+RETURNS record
+AS 'MODULE_PATHNAME', 'fractam_stats'
+LANGUAGE C STRICT PARALLEL RESTRICTED;
+COMMENT ON FUNCTION fractam_stats(regclass) IS
+  'shape and activity counters of a fractam index';
+
+REVOKE ALL ON FUNCTION fractam_verify(regclass) FROM PUBLIC;
+
+-- Operator classes: fractam orders entries exactly like btree, so every
+-- built-in btree operator family is mirrored with the same operators and
+-- support functions (1 comparison, 2 sort support, 3 in_range, 4
+-- equalimage), including the cross-type members of each family.
+DO $$
+DECLARE
+  fam record;
+  cls record;
+  m record;
+  items text[];
+  done text[] := '{}';
+  member text;
+BEGIN
+  FOR fam IN
+    SELECT f.oid, f.opfname
+    FROM pg_catalog.pg_opfamily f
+    JOIN pg_catalog.pg_am a ON a.oid = f.opfmethod
+    WHERE a.amname = 'btree' AND f.opfnamespace = 'pg_catalog'::regnamespace
+    ORDER BY f.opfname
+  LOOP
+    EXECUTE format('CREATE OPERATOR FAMILY pg_catalog.%I USING fractam_index',
+                   fam.opfname);
+    done := '{}';
+    FOR cls IN
+      SELECT c.opcname, c.opcintype, c.opcdefault
+      FROM pg_catalog.pg_opclass c
+      WHERE c.opcfamily = fam.oid
+      ORDER BY c.opcdefault DESC, c.opcname
+    LOOP
+      items := '{}';
+      FOR m IN
+        SELECT format('OPERATOR %s %s', o.amopstrategy, o.amopopr::regoperator) AS item,
+               format('o%s/%s/%s', o.amopstrategy, o.amoplefttype, o.amoprighttype) AS k
+        FROM pg_catalog.pg_amop o
+        WHERE o.amopfamily = fam.oid AND o.amoppurpose = 's'
+          AND o.amoplefttype = cls.opcintype AND o.amoprighttype = cls.opcintype
+        UNION ALL
+        SELECT format('FUNCTION %s (%s, %s) %s', p.amprocnum,
+                      p.amproclefttype::regtype, p.amprocrighttype::regtype,
+                      p.amproc::regprocedure),
+               format('p%s/%s/%s', p.amprocnum, p.amproclefttype, p.amprocrighttype)
+        FROM pg_catalog.pg_amproc p
+        WHERE p.amprocfamily = fam.oid AND p.amprocnum <= 4
+          AND p.amproclefttype = cls.opcintype AND p.amprocrighttype = cls.opcintype
+      LOOP
+        IF NOT m.k = ANY (done) THEN
+          items := items || m.item;
+          done := done || m.k;
+        END IF;
+      END LOOP;
+      IF cardinality(items) = 0 THEN
+        -- another class of this family already carries these members
+        items := ARRAY[format('STORAGE %s', cls.opcintype::regtype)];
+      END IF;
+      EXECUTE format('CREATE OPERATOR CLASS pg_catalog.%I %s FOR TYPE %s USING fractam_index FAMILY pg_catalog.%I AS %s',
+                     cls.opcname,
+                     CASE WHEN cls.opcdefault THEN 'DEFAULT' ELSE '' END,
+                     cls.opcintype::regtype, fam.opfname,
+                     array_to_string(items, ', '));
+    END LOOP;
+    -- cross-type members
+    FOR m IN
+      SELECT format('OPERATOR %s %s', o.amopstrategy, o.amopopr::regoperator) AS item,
+             format('o%s/%s/%s', o.amopstrategy, o.amoplefttype, o.amoprighttype) AS k
+      FROM pg_catalog.pg_amop o
+      WHERE o.amopfamily = fam.oid AND o.amoppurpose = 's'
+      UNION ALL
+      SELECT format('FUNCTION %s (%s, %s) %s', p.amprocnum,
+                    p.amproclefttype::regtype, p.amprocrighttype::regtype,
+                    p.amproc::regprocedure),
+             format('p%s/%s/%s', p.amprocnum, p.amproclefttype, p.amprocrighttype)
+      FROM pg_catalog.pg_amproc p
+      WHERE p.amprocfamily = fam.oid AND p.amprocnum <= 4
+    LOOP
+      IF NOT m.k = ANY (done) THEN
+        EXECUTE format('ALTER OPERATOR FAMILY pg_catalog.%I USING fractam_index ADD %s',
+                       fam.opfname, m.item);
+        done := done || m.k;
+      END IF;
+    END LOOP;
+  END LOOP;
+END
+$$;

@@ -1,0 +1,124 @@
+/*-------------------------------------------------------------------------
+ *
+ * fractam_index.h
+ *	  PostgreSQL glue for the fractam index access method.
+ *
+ * Index entries are ordinary IndexTuples (key columns, INCLUDE columns and
+ * the heap TID in t_tid) stored as items of a fractam tree (src/ft).  They
+ * are ordered by the key columns under the index's operator classes,
+ * honouring DESC and NULLS FIRST/LAST, and then by heap TID, so every item
+ * is unique and the tree can locate the exact entry VACUUM removes.
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef FRACTAM_INDEX_H
+#define FRACTAM_INDEX_H
+
+#include "access/amapi.h"
+#include "access/genam.h"
+#include "access/itup.h"
+#include "access/reloptions.h"
+#include "storage/lwlock.h"
+#include "fmgr.h"
+#include "ft/ft.h"
+#include "nodes/execnodes.h"
+#include "nodes/pathnodes.h"
+#include "utils/relcache.h"
+#include "utils/sortsupport.h"
+
+/* catalog name of the index access method; USING fractam maps to it */
+#define FRACTAM_INDEX_AM_NAME	"fractam_index"
+
+/* operator class support functions (btree-compatible numbering) */
+#define FRACTAM_CMP_PROC		1
+#define FRACTAM_SORTSUPPORT_PROC 2
+#define FRACTAM_INRANGE_PROC	3
+#define FRACTAM_EQUALIMAGE_PROC 4
+#define FRACTAM_NPROC			4
+
+/* reloptions */
+typedef struct FractamOptions
+{
+	int32		vl_len_;
+	int			fanout;
+	int			fillfactor;
+	bool		buffering;
+} FractamOptions;
+
+#define FRACTAM_DEFAULT_FANOUT		16
+#define FRACTAM_DEFAULT_FILLFACTOR	90
+
+/* Per-index comparison state, cached in rd_amcache */
+typedef struct FractamIndexState
+{
+	TupleDesc	tupdesc;
+	int			nkeyatts;
+	SortSupportData ssup[INDEX_MAX_KEYS];
+	bool		hashable;		/* can the key be hashed for unique locks? */
+	FmgrInfo	hashproc[INDEX_MAX_KEYS];
+	Oid			collation[INDEX_MAX_KEYS];
+} FractamIndexState;
+
+/* fractam_module.c */
+extern relopt_kind fractam_relopt_kind;
+extern LWLockPadded *fractam_unique_locks(void);
+#define FRACTAM_UNIQUE_LOCKS 128
+
+/* index_compare.c */
+extern FractamIndexState *fractam_index_state(Relation index);
+extern void fractam_index_tree(Relation index, FtTree *tree);
+extern int	fractam_compare_items(void *arg, const char *a, Size alen,
+								  const char *b, Size blen);
+extern int	fractam_compare_keys(FractamIndexState *state, IndexTuple a,
+								 IndexTuple b);
+
+/* index_handler.c */
+extern Datum fractam_index_handler(PG_FUNCTION_ARGS);
+extern bytea *fractam_options(Datum reloptions, bool validate);
+
+/* index_build.c */
+extern IndexBuildResult *fractam_build(Relation heap, Relation index,
+									   IndexInfo *indexInfo);
+extern void fractam_buildempty(Relation index);
+
+/* index_insert.c */
+extern bool fractam_insert(Relation index, Datum *values, bool *isnull,
+						   ItemPointer ht_ctid, Relation heapRel,
+						   IndexUniqueCheck checkUnique,
+						   bool indexUnchanged,
+						   struct IndexInfo *indexInfo);
+
+/* index_scan.c */
+extern IndexScanDesc fractam_beginscan(Relation index, int nkeys, int norderbys);
+extern void fractam_rescan(IndexScanDesc scan, ScanKey keys, int nkeys,
+						   ScanKey orderbys, int norderbys);
+extern bool fractam_gettuple(IndexScanDesc scan, ScanDirection dir);
+extern int64 fractam_getbitmap(IndexScanDesc scan, TIDBitmap *tbm);
+extern void fractam_endscan(IndexScanDesc scan);
+extern bool fractam_canreturn(Relation index, int attno);
+
+/* index_vacuum.c */
+extern IndexBulkDeleteResult *fractam_bulkdelete(IndexVacuumInfo *info,
+												 IndexBulkDeleteResult *stats,
+												 IndexBulkDeleteCallback callback,
+												 void *callback_state);
+extern IndexBulkDeleteResult *fractam_vacuumcleanup(IndexVacuumInfo *info,
+													IndexBulkDeleteResult *stats);
+
+/* index_cost.c */
+extern void fractam_costestimate(PlannerInfo *root, IndexPath *path,
+								 double loop_count, Cost *indexStartupCost,
+								 Cost *indexTotalCost,
+								 Selectivity *indexSelectivity,
+								 double *indexCorrelation, double *indexPages);
+
+/* index_validate.c */
+extern bool fractam_validate(Oid opclassoid);
+
+/* utility_hook.c */
+extern void fractam_install_utility_hook(void);
+
+/* open an index and check it is a fractam index */
+extern Oid	fractam_index_am_oid(void);
+
+#endif							/* FRACTAM_INDEX_H */

@@ -1,0 +1,93 @@
+/*-------------------------------------------------------------------------
+ *
+ * fractam_module.c
+ *	  Library initialization: the preload check, the WAL resource manager,
+ *	  reloptions, shared memory and hooks.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/reloptions.h"
+#include "am/fractam_index.h"
+#include "fmgr.h"
+#include "miscadmin.h"
+#include "storage/ipc.h"
+#include "storage/lwlock.h"
+#include "storage/shmem.h"
+#include "utils/guc.h"
+#include "wal/ft_xlog.h"
+
+PG_MODULE_MAGIC;
+
+void		_PG_init(void);
+
+relopt_kind fractam_relopt_kind;
+
+static shmem_request_hook_type prev_shmem_request_hook = NULL;
+static LWLockPadded *unique_locks = NULL;
+
+static RmgrData fractam_rmgr = {
+	.rm_name = FT_RMGR_NAME,
+	.rm_redo = ft_redo,
+	.rm_desc = ft_desc,
+	.rm_identify = ft_identify,
+	.rm_startup = ft_xlog_startup,
+	.rm_cleanup = ft_xlog_cleanup,
+	.rm_mask = ft_mask,
+	.rm_decode = NULL			/* index records carry nothing to decode */
+};
+
+static void
+fractam_shmem_request(void)
+{
+	if (prev_shmem_request_hook)
+		prev_shmem_request_hook();
+	RequestNamedLWLockTranche("fractam_unique", FRACTAM_UNIQUE_LOCKS);
+}
+
+/*
+ * Striped locks that serialize inserters of equal keys into a unique
+ * index (see index_insert.c).
+ */
+LWLockPadded *
+fractam_unique_locks(void)
+{
+	if (unique_locks == NULL)
+		unique_locks = GetNamedLWLockTranche("fractam_unique");
+	return unique_locks;
+}
+
+void
+_PG_init(void)
+{
+	/*
+	 * WAL records of a custom resource manager can only be replayed if the
+	 * library is loaded before recovery starts, so fractam refuses to run
+	 * any other way.
+	 */
+	if (!process_shared_preload_libraries_in_progress)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("fractam must be loaded via shared_preload_libraries"),
+				 errhint("Add fractam to shared_preload_libraries in postgresql.conf and restart the server.")));
+
+	RegisterCustomRmgr(RM_FRACTAM_ID, &fractam_rmgr);
+
+	fractam_relopt_kind = add_reloption_kind();
+	add_int_reloption(fractam_relopt_kind, "fanout",
+					  "Maximum number of leaves under one buffer node",
+					  FRACTAM_DEFAULT_FANOUT, 2, 64, AccessExclusiveLock);
+	add_int_reloption(fractam_relopt_kind, "fillfactor",
+					  "Packs leaf pages only to this percentage on build and ascending splits",
+					  FRACTAM_DEFAULT_FILLFACTOR, 10, 100, ShareUpdateExclusiveLock);
+	add_bool_reloption(fractam_relopt_kind, "buffering",
+					   "Buffer changes for leaves that are not in memory",
+					   true, ShareUpdateExclusiveLock);
+
+	prev_shmem_request_hook = shmem_request_hook;
+	shmem_request_hook = fractam_shmem_request;
+
+	fractam_install_utility_hook();
+	MarkGUCPrefixReserved("fractam");
+}

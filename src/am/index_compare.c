@@ -1,0 +1,153 @@
+/*-------------------------------------------------------------------------
+ *
+ * index_compare.c
+ *	  Ordering of index entries, and the FtTree of an index relation.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/hash.h"
+#include "access/nbtree.h"
+#include "access/reloptions.h"
+#include "am/fractam_index.h"
+#include "catalog/pg_am.h"
+#include "catalog/pg_opclass.h"
+#include "commands/defrem.h"
+#include "utils/lsyscache.h"
+#include "utils/rel.h"
+#include "utils/syscache.h"
+
+/*
+ * Is there a hash function that agrees with this column's equality?  It
+ * lets unique checks lock only the inserters of the same key.
+ */
+static bool
+find_hash_proc(Relation index, int col, FmgrInfo *finfo)
+{
+	Oid			opfamily = index->rd_opfamily[col];
+	Oid			opcintype = index->rd_opcintype[col];
+	Oid			eqop = get_opfamily_member(opfamily, opcintype, opcintype,
+										   BTEqualStrategyNumber);
+	Oid			hashopclass;
+	Oid			hashfamily;
+	Oid			hashproc;
+
+	if (!OidIsValid(eqop))
+		return false;
+	hashopclass = GetDefaultOpClass(opcintype, HASH_AM_OID);
+	if (!OidIsValid(hashopclass))
+		return false;
+	hashfamily = get_opclass_family(hashopclass);
+	if (get_opfamily_member(hashfamily, opcintype, opcintype,
+							HTEqualStrategyNumber) != eqop)
+		return false;
+	hashproc = get_opfamily_proc(hashfamily, opcintype, opcintype,
+								 HASHSTANDARD_PROC);
+	if (!OidIsValid(hashproc))
+		return false;
+	fmgr_info_cxt(hashproc, finfo, index->rd_indexcxt);
+	return true;
+}
+
+FractamIndexState *
+fractam_index_state(Relation index)
+{
+	FractamIndexState *state;
+	int			i;
+
+	if (index->rd_amcache)
+		return (FractamIndexState *) index->rd_amcache;
+
+	state = MemoryContextAllocZero(index->rd_indexcxt, sizeof(FractamIndexState));
+	state->tupdesc = RelationGetDescr(index);
+	state->nkeyatts = IndexRelationGetNumberOfKeyAttributes(index);
+	state->hashable = true;
+	for (i = 0; i < state->nkeyatts; i++)
+	{
+		SortSupport ssup = &state->ssup[i];
+		int16		option = index->rd_indoption[i];
+		RegProcedure sortproc;
+
+		ssup->ssup_cxt = index->rd_indexcxt;
+		ssup->ssup_collation = index->rd_indcollation[i];
+		ssup->ssup_nulls_first = (option & INDOPTION_NULLS_FIRST) != 0;
+		ssup->ssup_reverse = (option & INDOPTION_DESC) != 0;
+		ssup->ssup_attno = i + 1;
+		ssup->abbreviate = false;
+		state->collation[i] = index->rd_indcollation[i];
+
+		sortproc = index_getprocid(index, i + 1, FRACTAM_SORTSUPPORT_PROC);
+		if (OidIsValid(sortproc))
+			OidFunctionCall1(sortproc, PointerGetDatum(ssup));
+		if (ssup->comparator == NULL)
+		{
+			RegProcedure cmpproc = index_getprocid(index, i + 1, FRACTAM_CMP_PROC);
+
+			if (!OidIsValid(cmpproc))
+				elog(ERROR, "missing support function %d for attribute %d of index \"%s\"",
+					 FRACTAM_CMP_PROC, i + 1, RelationGetRelationName(index));
+			PrepareSortSupportComparisonShim(cmpproc, ssup);
+		}
+		if (state->hashable && !find_hash_proc(index, i, &state->hashproc[i]))
+			state->hashable = false;
+	}
+	index->rd_amcache = state;
+	return state;
+}
+
+/* Fill an FtTree for an index, with its reloptions */
+void
+fractam_index_tree(Relation index, FtTree *tree)
+{
+	FractamOptions *opts = (FractamOptions *) index->rd_options;
+
+	tree->rel = index;
+	tree->cmp = fractam_compare_items;
+	tree->cmp_arg = fractam_index_state(index);
+	tree->fanout = opts ? opts->fanout : FRACTAM_DEFAULT_FANOUT;
+	tree->fillfactor = opts ? opts->fillfactor : FRACTAM_DEFAULT_FILLFACTOR;
+	tree->buffering = opts ? opts->buffering : true;
+}
+
+/* Compare the key columns of two index tuples */
+int
+fractam_compare_keys(FractamIndexState *state, IndexTuple a, IndexTuple b)
+{
+	int			i;
+
+	for (i = 0; i < state->nkeyatts; i++)
+	{
+		bool		anull;
+		bool		bnull;
+		Datum		ad = index_getattr(a, i + 1, state->tupdesc, &anull);
+		Datum		bd = index_getattr(b, i + 1, state->tupdesc, &bnull);
+		int			c = ApplySortComparator(ad, anull, bd, bnull, &state->ssup[i]);
+
+		if (c != 0)
+			return c;
+	}
+	return 0;
+}
+
+/* The tree's comparator: key columns, then heap TID */
+int
+fractam_compare_items(void *arg, const char *a, Size alen,
+					  const char *b, Size blen)
+{
+	FractamIndexState *state = (FractamIndexState *) arg;
+	IndexTuple	ta = (IndexTuple) a;
+	IndexTuple	tb = (IndexTuple) b;
+	int			c = fractam_compare_keys(state, ta, tb);
+	BlockNumber ablk;
+	BlockNumber bblk;
+
+	if (c != 0)
+		return c;
+	ablk = ItemPointerGetBlockNumberNoCheck(&ta->t_tid);
+	bblk = ItemPointerGetBlockNumberNoCheck(&tb->t_tid);
+	if (ablk != bblk)
+		return ablk < bblk ? -1 : 1;
+	return (int) ItemPointerGetOffsetNumberNoCheck(&ta->t_tid) -
+		(int) ItemPointerGetOffsetNumberNoCheck(&tb->t_tid);
+}

@@ -1,0 +1,511 @@
+/*-------------------------------------------------------------------------
+ *
+ * index_scan.c
+ *	  Index scans: plain, index-only, bitmap, forward and backward.
+ *
+ * Scan keys are preprocessed the way nbtree does it, simplified: the
+ * leading columns with "=" (or IS NULL) keys, plus one bound on the next
+ * column, give the position the scan seeks to; a key on one of those
+ * columns whose failure means no later entry in scan direction can match
+ * ("required" key) ends the scan; every key is checked on every entry.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/nbtree.h"
+#include "access/relscan.h"
+#include "am/index_search.h"
+#include "miscadmin.h"
+#include "nodes/tidbitmap.h"
+#include "pgstat.h"
+#include "utils/lsyscache.h"
+#include "utils/memutils.h"
+#include "utils/rel.h"
+
+/* what failing a key means, per direction and null-ness of the value */
+typedef struct KeyInfo
+{
+	bool		stop_fwd_nonnull;
+	bool		stop_bwd_nonnull;
+	bool		stop_fwd_null;
+	bool		stop_bwd_null;
+} KeyInfo;
+
+typedef struct FractamScanOpaqueData
+{
+	FtTree		tree;
+	FractamSearchCtx ctx;
+	FractamIndexState *state;
+	FtScan		fscan;
+	bool		qual_ok;
+	KeyInfo    *keyinfo;
+	FmgrInfo   *cmpprocs;		/* per scan key, for seeking */
+	FractamSearchKey fwdkey;
+	FractamSearchKey bwdkey;
+	FractamSearchKey repos;		/* re-positioning after a direction change */
+	bool		started;
+	bool		forward;
+	bool		eof;
+	IndexTuple	last;			/* copy of the last entry returned */
+	MemoryContext cxt;
+} FractamScanOpaqueData;
+
+typedef FractamScanOpaqueData *FractamScanOpaque;
+
+/*
+ * Compare a search key to an entry (search key's point of view).
+ */
+static int
+search_vs_entry(FractamSearchCtx *ctx, FractamSearchKey *key, IndexTuple itup)
+{
+	TupleDesc	desc = ctx->state->tupdesc;
+	int			i;
+
+	if (key->item)
+	{
+		int			c = fractam_compare_items(ctx->state, (char *) key->item,
+											  IndexTupleSize(key->item),
+											  (char *) itup, IndexTupleSize(itup));
+
+		return c != 0 ? c : key->tail;
+	}
+	for (i = 0; i < key->nprefix; i++)
+	{
+		FractamSearchColumn *col = &key->col[i];
+		bool		isnull;
+		Datum		v = index_getattr(itup, col->attno, desc, &isnull);
+		int			c;
+
+		if (col->isnull || isnull)
+		{
+			if (col->isnull && isnull)
+				continue;
+			/* exactly one side is NULL */
+			if (col->isnull)
+				return col->nulls_first ? -1 : 1;
+			return col->nulls_first ? 1 : -1;
+		}
+		c = DatumGetInt32(FunctionCall2Coll(col->cmp, col->collation, v, col->arg));
+		/* c is entry vs key in value order; flip to key vs entry */
+		c = (c > 0) ? -1 : (c < 0) ? 1 : 0;
+		if (col->desc)
+			c = -c;
+		if (c != 0)
+			return c;
+	}
+	return key->tail;
+}
+
+int
+fractam_search_cmp(void *arg, const char *a, Size alen,
+				   const char *b, Size blen)
+{
+	FractamSearchCtx *ctx = (FractamSearchCtx *) arg;
+
+	if (ctx->key && a == (const char *) ctx->key)
+		return search_vs_entry(ctx, ctx->key, (IndexTuple) b);
+	if (ctx->key && b == (const char *) ctx->key)
+		return -search_vs_entry(ctx, ctx->key, (IndexTuple) a);
+	return fractam_compare_items(ctx->state, a, alen, b, blen);
+}
+
+void
+fractam_search_tree(Relation index, FtTree *tree, FractamSearchCtx *ctx)
+{
+	fractam_index_tree(index, tree);
+	ctx->state = (FractamIndexState *) tree->cmp_arg;
+	ctx->key = NULL;
+	tree->cmp = fractam_search_cmp;
+	tree->cmp_arg = ctx;
+}
+
+bool
+fractam_canreturn(Relation index, int attno)
+{
+	return true;
+}
+
+IndexScanDesc
+fractam_beginscan(Relation index, int nkeys, int norderbys)
+{
+	IndexScanDesc scan = RelationGetIndexScan(index, nkeys, norderbys);
+	FractamScanOpaque so = palloc0(sizeof(FractamScanOpaqueData));
+
+	so->cxt = AllocSetContextCreate(CurrentMemoryContext, "fractam scan",
+									ALLOCSET_SMALL_SIZES);
+	fractam_search_tree(index, &so->tree, &so->ctx);
+	so->state = so->ctx.state;
+	so->fscan = ft_scan_begin(&so->tree);
+	so->keyinfo = palloc0(sizeof(KeyInfo) * Max(nkeys, 1));
+	so->cmpprocs = palloc0(sizeof(FmgrInfo) * Max(nkeys, 1));
+	scan->opaque = so;
+	scan->xs_itupdesc = RelationGetDescr(index);
+	return scan;
+}
+
+/* index order strategy: DESC columns see < as > */
+static int
+order_strategy(Relation index, ScanKey key)
+{
+	int			s = key->sk_strategy;
+
+	if (index->rd_indoption[key->sk_attno - 1] & INDOPTION_DESC)
+		s = BTCommuteStrategyNumber(s);
+	return s;
+}
+
+/* a 3-way comparator for column vs the key's argument, if there is one */
+static bool
+key_cmpproc(Relation index, ScanKey key, FmgrInfo *finfo)
+{
+	int			col = key->sk_attno - 1;
+	Oid			lefttype = index->rd_opcintype[col];
+	Oid			righttype = OidIsValid(key->sk_subtype) ? key->sk_subtype : lefttype;
+	Oid			proc;
+
+	proc = get_opfamily_proc(index->rd_opfamily[col], lefttype, righttype,
+							 FRACTAM_CMP_PROC);
+	if (!OidIsValid(proc))
+		return false;
+	fmgr_info(proc, finfo);
+	return true;
+}
+
+static bool
+is_eq_key(ScanKey key)
+{
+	if (key->sk_flags & SK_SEARCHNULL)
+		return true;
+	if (key->sk_flags & (SK_SEARCHNOTNULL | SK_ISNULL))
+		return false;
+	return key->sk_strategy == BTEqualStrategyNumber;
+}
+
+/*
+ * Build the start position for one direction from the preprocessed keys.
+ */
+static void
+build_start_key(IndexScanDesc scan, bool forward, FractamSearchKey *sk)
+{
+	FractamScanOpaque so = (FractamScanOpaque) scan->opaque;
+	Relation	index = scan->indexRelation;
+	int			nkeyatts = so->state->nkeyatts;
+	int			col;
+	int			i;
+
+	memset(sk, 0, sizeof(FractamSearchKey));
+	sk->tail = forward ? -1 : 1;
+	for (col = 0; col < nkeyatts; col++)
+	{
+		ScanKey		eq = NULL;
+		ScanKey		bound = NULL;
+		int			eqidx = -1;
+		int			boundidx = -1;
+		FractamSearchColumn *c = &sk->col[sk->nprefix];
+		int16		option = index->rd_indoption[col];
+
+		for (i = 0; i < scan->numberOfKeys; i++)
+		{
+			ScanKey		key = &scan->keyData[i];
+			int			e;
+
+			if (key->sk_attno != col + 1)
+				continue;
+			if (is_eq_key(key))
+			{
+				if (eq == NULL)
+				{
+					eq = key;
+					eqidx = i;
+				}
+				continue;
+			}
+			if (key->sk_flags & (SK_SEARCHNOTNULL | SK_ISNULL))
+				continue;
+			e = order_strategy(index, key);
+			if (forward ? (e == BTGreaterStrategyNumber || e == BTGreaterEqualStrategyNumber)
+				: (e == BTLessStrategyNumber || e == BTLessEqualStrategyNumber))
+			{
+				if (bound == NULL)
+				{
+					bound = key;
+					boundidx = i;
+				}
+			}
+		}
+
+		c->attno = col + 1;
+		c->collation = index->rd_indcollation[col];
+		c->desc = (option & INDOPTION_DESC) != 0;
+		c->nulls_first = (option & INDOPTION_NULLS_FIRST) != 0;
+		if (eq)
+		{
+			if (eq->sk_flags & SK_SEARCHNULL)
+			{
+				c->isnull = true;
+				sk->nprefix++;
+				continue;
+			}
+			if (!key_cmpproc(index, eq, &so->cmpprocs[eqidx]))
+				break;
+			c->cmp = &so->cmpprocs[eqidx];
+			c->arg = eq->sk_argument;
+			sk->nprefix++;
+			continue;
+		}
+		if (bound && key_cmpproc(index, bound, &so->cmpprocs[boundidx]))
+		{
+			int			e = order_strategy(index, bound);
+
+			c->cmp = &so->cmpprocs[boundidx];
+			c->arg = bound->sk_argument;
+			sk->nprefix++;
+			/* strict bounds skip the equal entries */
+			if (forward)
+				sk->tail = (e == BTGreaterStrategyNumber) ? 1 : -1;
+			else
+				sk->tail = (e == BTLessStrategyNumber) ? -1 : 1;
+		}
+		break;
+	}
+}
+
+void
+fractam_rescan(IndexScanDesc scan, ScanKey keys, int nkeys,
+			   ScanKey orderbys, int norderbys)
+{
+	FractamScanOpaque so = (FractamScanOpaque) scan->opaque;
+	Relation	index = scan->indexRelation;
+	int			neq = 0;
+	int			i;
+
+	if (keys && scan->numberOfKeys > 0)
+		memmove(scan->keyData, keys, scan->numberOfKeys * sizeof(ScanKeyData));
+
+	ft_scan_release(so->fscan);
+	so->started = false;
+	so->eof = false;
+	so->qual_ok = true;
+	MemoryContextReset(so->cxt);
+	so->last = NULL;
+
+	/* leading columns constrained by equality */
+	for (neq = 0; neq < so->state->nkeyatts; neq++)
+	{
+		bool		found = false;
+
+		for (i = 0; i < scan->numberOfKeys; i++)
+			if (scan->keyData[i].sk_attno == neq + 1 && is_eq_key(&scan->keyData[i]))
+				found = true;
+		if (!found)
+			break;
+	}
+
+	for (i = 0; i < scan->numberOfKeys; i++)
+	{
+		ScanKey		key = &scan->keyData[i];
+		KeyInfo    *ki = &so->keyinfo[i];
+		int			col = key->sk_attno - 1;
+		bool		nulls_first = (index->rd_indoption[col] & INDOPTION_NULLS_FIRST) != 0;
+
+		memset(ki, 0, sizeof(KeyInfo));
+		if ((key->sk_flags & SK_ISNULL) &&
+			!(key->sk_flags & (SK_SEARCHNULL | SK_SEARCHNOTNULL)))
+			so->qual_ok = false;	/* "col op NULL" is never true */
+		if (col > neq)
+			continue;			/* not required */
+		if (key->sk_flags & SK_SEARCHNULL)
+		{
+			ki->stop_fwd_nonnull = nulls_first;
+			ki->stop_bwd_nonnull = !nulls_first;
+		}
+		else if (key->sk_flags & SK_SEARCHNOTNULL)
+		{
+			ki->stop_fwd_null = !nulls_first;
+			ki->stop_bwd_null = nulls_first;
+		}
+		else
+		{
+			int			e = order_strategy(index, key);
+
+			ki->stop_fwd_nonnull = (e == BTLessStrategyNumber ||
+									e == BTLessEqualStrategyNumber ||
+									e == BTEqualStrategyNumber);
+			ki->stop_bwd_nonnull = (e == BTGreaterStrategyNumber ||
+									e == BTGreaterEqualStrategyNumber ||
+									e == BTEqualStrategyNumber);
+			ki->stop_fwd_null = !nulls_first;
+			ki->stop_bwd_null = nulls_first;
+		}
+	}
+	build_start_key(scan, true, &so->fwdkey);
+	build_start_key(scan, false, &so->bwdkey);
+}
+
+typedef enum KeyCheck
+{
+	KEYS_MATCH,
+	KEYS_SKIP,
+	KEYS_STOP
+} KeyCheck;
+
+static KeyCheck
+check_keys(IndexScanDesc scan, IndexTuple itup, bool forward)
+{
+	FractamScanOpaque so = (FractamScanOpaque) scan->opaque;
+	TupleDesc	desc = so->state->tupdesc;
+	int			i;
+
+	for (i = 0; i < scan->numberOfKeys; i++)
+	{
+		ScanKey		key = &scan->keyData[i];
+		KeyInfo    *ki = &so->keyinfo[i];
+		bool		isnull;
+		Datum		v = index_getattr(itup, key->sk_attno, desc, &isnull);
+		bool		ok;
+
+		if (key->sk_flags & SK_SEARCHNULL)
+			ok = isnull;
+		else if (key->sk_flags & SK_SEARCHNOTNULL)
+			ok = !isnull;
+		else if (isnull)
+			ok = false;
+		else
+			ok = DatumGetBool(FunctionCall2Coll(&key->sk_func, key->sk_collation,
+												v, key->sk_argument));
+		if (ok)
+			continue;
+		if (isnull ? (forward ? ki->stop_fwd_null : ki->stop_bwd_null)
+			: (forward ? ki->stop_fwd_nonnull : ki->stop_bwd_nonnull))
+			return KEYS_STOP;
+		return KEYS_SKIP;
+	}
+	return KEYS_MATCH;
+}
+
+static void
+seek(FractamScanOpaque so, FractamSearchKey *key, bool forward)
+{
+	bool		none = (key->item == NULL && key->nprefix == 0);
+
+	so->ctx.key = none ? NULL : key;
+	ft_scan_seek(so->fscan, none ? NULL : (const char *) key,
+				 none ? 0 : sizeof(FractamSearchKey), forward);
+	so->ctx.key = NULL;
+}
+
+/*
+ * Next matching entry in direction dir, or NULL.
+ */
+static IndexTuple
+next_match(IndexScanDesc scan, ScanDirection dir)
+{
+	FractamScanOpaque so = (FractamScanOpaque) scan->opaque;
+	bool		forward = ScanDirectionIsForward(dir) || ScanDirectionIsNoMovement(dir);
+
+	if (!so->qual_ok)
+		return NULL;
+	if (!so->started)
+	{
+		pgstat_count_index_scan(scan->indexRelation);
+		seek(so, forward ? &so->fwdkey : &so->bwdkey, forward);
+		so->started = true;
+		so->forward = forward;
+		so->eof = false;
+	}
+	else if (forward != so->forward)
+	{
+		/* turn around at the last entry returned */
+		if (so->last)
+		{
+			memset(&so->repos, 0, sizeof(FractamSearchKey));
+			so->repos.item = so->last;
+			/* past the end: include the last entry again, else skip it */
+			if (!forward)
+				so->repos.tail = so->eof ? 1 : -1;
+			else
+				so->repos.tail = so->eof ? -1 : 1;
+			seek(so, &so->repos, forward);
+		}
+		else
+			seek(so, forward ? &so->fwdkey : &so->bwdkey, forward);
+		so->forward = forward;
+		so->eof = false;
+	}
+	else if (so->eof)
+		return NULL;
+
+	for (;;)
+	{
+		const char *item;
+		Size		len;
+		IndexTuple	itup;
+
+		CHECK_FOR_INTERRUPTS();
+		if (!ft_scan_next(so->fscan, &item, &len))
+		{
+			so->eof = true;
+			return NULL;
+		}
+		itup = (IndexTuple) item;
+		switch (check_keys(scan, itup, forward))
+		{
+			case KEYS_MATCH:
+				{
+					MemoryContext old = MemoryContextSwitchTo(so->cxt);
+
+					if (so->last)
+						pfree(so->last);
+					so->last = CopyIndexTuple(itup);
+					MemoryContextSwitchTo(old);
+					return itup;
+				}
+			case KEYS_SKIP:
+				continue;
+			case KEYS_STOP:
+				so->eof = true;
+				return NULL;
+		}
+	}
+}
+
+bool
+fractam_gettuple(IndexScanDesc scan, ScanDirection dir)
+{
+	IndexTuple	itup = next_match(scan, dir);
+
+	if (itup == NULL)
+		return false;
+	scan->xs_heaptid = itup->t_tid;
+	scan->xs_recheck = false;
+	if (scan->xs_want_itup)
+		scan->xs_itup = ((FractamScanOpaque) scan->opaque)->last;
+	return true;
+}
+
+int64
+fractam_getbitmap(IndexScanDesc scan, TIDBitmap *tbm)
+{
+	int64		ntids = 0;
+	IndexTuple	itup;
+
+	while ((itup = next_match(scan, ForwardScanDirection)) != NULL)
+	{
+		tbm_add_tuples(tbm, &itup->t_tid, 1, false);
+		ntids++;
+	}
+	return ntids;
+}
+
+void
+fractam_endscan(IndexScanDesc scan)
+{
+	FractamScanOpaque so = (FractamScanOpaque) scan->opaque;
+
+	ft_scan_end(so->fscan);
+	MemoryContextDelete(so->cxt);
+	pfree(so->keyinfo);
+	pfree(so->cmpprocs);
+	pfree(so);
+}

@@ -1,0 +1,105 @@
+/*-------------------------------------------------------------------------
+ *
+ * sql_functions.c
+ *	  fractam_verify(regclass) and fractam_stats(regclass).
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/genam.h"
+#include "access/htup_details.h"
+#include "access/table.h"
+#include "am/fractam_index.h"
+#include "catalog/index.h"
+#include "funcapi.h"
+#include "miscadmin.h"
+#include "storage/lmgr.h"
+#include "utils/builtins.h"
+#include "utils/rel.h"
+
+PG_FUNCTION_INFO_V1(fractam_verify);
+PG_FUNCTION_INFO_V1(fractam_stats);
+
+static Relation
+open_fractam_index(Oid indexoid, LOCKMODE lockmode)
+{
+	Relation	index;
+	Oid			heapoid = IndexGetRelation(indexoid, true);
+
+	/* lock the table first, as everything else does */
+	if (OidIsValid(heapoid))
+		LockRelationOid(heapoid, lockmode);
+	index = index_open(indexoid, lockmode);
+	if (index->rd_rel->relkind != RELKIND_INDEX ||
+		index->rd_rel->relam != fractam_index_am_oid())
+		ereport(ERROR,
+				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
+				 errmsg("\"%s\" is not a fractam index",
+						RelationGetRelationName(index))));
+	if (RELATION_IS_OTHER_TEMP(index))
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("cannot access temporary indexes of other sessions")));
+	if (!index->rd_index->indisvalid)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("index \"%s\" is not valid",
+						RelationGetRelationName(index))));
+	return index;
+}
+
+static void
+close_fractam_index(Relation index, LOCKMODE lockmode)
+{
+	Oid			heapoid = index->rd_index->indrelid;
+
+	index_close(index, lockmode);
+	UnlockRelationOid(heapoid, lockmode);
+}
+
+/*
+ * Check every invariant of the tree; ERROR naming the first broken one.
+ * ShareLock keeps writers out, so the whole tree is one consistent state.
+ */
+Datum
+fractam_verify(PG_FUNCTION_ARGS)
+{
+	Oid			indexoid = PG_GETARG_OID(0);
+	Relation	index = open_fractam_index(indexoid, ShareLock);
+	FtTree		tree;
+
+	fractam_index_tree(index, &tree);
+	ft_verify(&tree);
+	close_fractam_index(index, ShareLock);
+	PG_RETURN_VOID();
+}
+
+Datum
+fractam_stats(PG_FUNCTION_ARGS)
+{
+	Oid			indexoid = PG_GETARG_OID(0);
+	Relation	index = open_fractam_index(indexoid, AccessShareLock);
+	FtTree		tree;
+	FtStats		st;
+	TupleDesc	tupdesc;
+	Datum		values[9];
+	bool		nulls[9] = {0};
+
+	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
+		elog(ERROR, "return type must be a row type");
+	fractam_index_tree(index, &tree);
+	ft_collect_stats(&tree, &st);
+	close_fractam_index(index, AccessShareLock);
+
+	values[0] = Int32GetDatum(st.height);
+	values[1] = Int64GetDatum(st.leaf_pages);
+	values[2] = Int64GetDatum(st.buffer_pages);
+	values[3] = Int64GetDatum(st.routing_pages);
+	values[4] = Int64GetDatum(st.leaf_items);
+	values[5] = Int64GetDatum(st.buffered_messages);
+	values[6] = Int64GetDatum(st.buffered_bytes);
+	values[7] = Int64GetDatum(st.flushes);
+	values[8] = Int64GetDatum(st.splits);
+	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(tupdesc, values, nulls)));
+}

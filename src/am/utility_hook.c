@@ -1,0 +1,150 @@
+/*-------------------------------------------------------------------------
+ *
+ * utility_hook.c
+ *	  Make "USING fractam" work in CREATE INDEX.
+ *
+ * pg_am names are unique, and "fractam" is reserved for the table access
+ * method, so the index access method is cataloged as fractam_index.  This
+ * hook rewrites the access method name "fractam" to fractam_index in
+ * CREATE INDEX, in EXCLUDE constraints and in operator class / family
+ * commands, before standard processing.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "am/fractam_index.h"
+#include "nodes/parsenodes.h"
+#include "tcop/utility.h"
+
+static ProcessUtility_hook_type prev_utility_hook = NULL;
+
+static bool
+map_name(char **name)
+{
+	if (*name && strcmp(*name, "fractam") == 0)
+	{
+		*name = pstrdup(FRACTAM_INDEX_AM_NAME);
+		return true;
+	}
+	return false;
+}
+
+static bool
+needs_mapping(Node *stmt)
+{
+	ListCell   *lc;
+
+	switch (nodeTag(stmt))
+	{
+		case T_IndexStmt:
+			return ((IndexStmt *) stmt)->accessMethod &&
+				strcmp(((IndexStmt *) stmt)->accessMethod, "fractam") == 0;
+		case T_CreateOpClassStmt:
+			return strcmp(((CreateOpClassStmt *) stmt)->amname, "fractam") == 0;
+		case T_CreateOpFamilyStmt:
+			return strcmp(((CreateOpFamilyStmt *) stmt)->amname, "fractam") == 0;
+		case T_AlterOpFamilyStmt:
+			return strcmp(((AlterOpFamilyStmt *) stmt)->amname, "fractam") == 0;
+		case T_CreateStmt:
+			foreach(lc, ((CreateStmt *) stmt)->constraints)
+			{
+				Constraint *c = lfirst(lc);
+
+				if (c->access_method && strcmp(c->access_method, "fractam") == 0)
+					return true;
+			}
+			foreach(lc, ((CreateStmt *) stmt)->tableElts)
+			{
+				Node	   *n = lfirst(lc);
+
+				if (IsA(n, Constraint) && ((Constraint *) n)->access_method &&
+					strcmp(((Constraint *) n)->access_method, "fractam") == 0)
+					return true;
+			}
+			return false;
+		case T_AlterTableStmt:
+			foreach(lc, ((AlterTableStmt *) stmt)->cmds)
+			{
+				AlterTableCmd *cmd = lfirst(lc);
+
+				if (cmd->def && IsA(cmd->def, Constraint) &&
+					((Constraint *) cmd->def)->access_method &&
+					strcmp(((Constraint *) cmd->def)->access_method, "fractam") == 0)
+					return true;
+			}
+			return false;
+		default:
+			return false;
+	}
+}
+
+static void
+apply_mapping(Node *stmt)
+{
+	ListCell   *lc;
+
+	switch (nodeTag(stmt))
+	{
+		case T_IndexStmt:
+			map_name(&((IndexStmt *) stmt)->accessMethod);
+			break;
+		case T_CreateOpClassStmt:
+			map_name(&((CreateOpClassStmt *) stmt)->amname);
+			break;
+		case T_CreateOpFamilyStmt:
+			map_name(&((CreateOpFamilyStmt *) stmt)->amname);
+			break;
+		case T_AlterOpFamilyStmt:
+			map_name(&((AlterOpFamilyStmt *) stmt)->amname);
+			break;
+		case T_CreateStmt:
+			foreach(lc, ((CreateStmt *) stmt)->constraints)
+				map_name(&((Constraint *) lfirst(lc))->access_method);
+			foreach(lc, ((CreateStmt *) stmt)->tableElts)
+			{
+				if (IsA(lfirst(lc), Constraint))
+					map_name(&((Constraint *) lfirst(lc))->access_method);
+			}
+			break;
+		case T_AlterTableStmt:
+			foreach(lc, ((AlterTableStmt *) stmt)->cmds)
+			{
+				AlterTableCmd *cmd = lfirst(lc);
+
+				if (cmd->def && IsA(cmd->def, Constraint))
+					map_name(&((Constraint *) cmd->def)->access_method);
+			}
+			break;
+		default:
+			break;
+	}
+}
+
+static void
+fractam_utility(PlannedStmt *pstmt, const char *queryString,
+				bool readOnlyTree, ProcessUtilityContext context,
+				ParamListInfo params, QueryEnvironment *queryEnv,
+				DestReceiver *dest, QueryCompletion *qc)
+{
+	if (needs_mapping(pstmt->utilityStmt))
+	{
+		if (readOnlyTree)
+			pstmt = copyObject(pstmt);
+		readOnlyTree = false;
+		apply_mapping(pstmt->utilityStmt);
+	}
+	if (prev_utility_hook)
+		prev_utility_hook(pstmt, queryString, readOnlyTree, context, params,
+						  queryEnv, dest, qc);
+	else
+		standard_ProcessUtility(pstmt, queryString, readOnlyTree, context,
+								params, queryEnv, dest, qc);
+}
+
+void
+fractam_install_utility_hook(void)
+{
+	prev_utility_hook = ProcessUtility_hook;
+	ProcessUtility_hook = fractam_utility;
+}

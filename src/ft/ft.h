@@ -1,0 +1,107 @@
+/*-------------------------------------------------------------------------
+ *
+ * ft.h
+ *	  Public interface of the buffered fractal tree (B-epsilon tree) engine.
+ *
+ * The tree stores opaque byte strings ("items") ordered by a comparator
+ * supplied by the caller.  It knows nothing about MVCC, tuples or the
+ * executor: src/am builds items (index tuples) and the comparator, and
+ * this layer stores them in relation pages and logs every change through
+ * fractam's WAL resource manager.  See src/ft/README for the algorithm.
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef FT_H
+#define FT_H
+
+#include "common/relpath.h"
+#include "storage/block.h"
+#include "storage/buf.h"
+#include "storage/bufpage.h"
+#include "utils/relcache.h"
+#include "ft/ft_page.h"
+
+/*
+ * Three-way comparison of two items.  A zero-length item is never passed:
+ * the tree itself treats an empty key as "minus infinity" (the first pivot
+ * of every internal page).
+ */
+typedef int (*FtCompareFn) (void *arg, const char *a, Size alen,
+							const char *b, Size blen);
+
+/* Message kinds stored in buffer nodes */
+#define FT_MSG_INSERT	1
+#define FT_MSG_DELETE	2
+
+/* Tunables and context of one tree, built by the caller per operation */
+typedef struct FtTree
+{
+	Relation	rel;
+	FtCompareFn cmp;
+	void	   *cmp_arg;
+	int			fanout;			/* max children of a buffer node */
+	int			fillfactor;		/* leaf fill (percent) on build/right split */
+	bool		buffering;		/* false: behave like a plain B+-tree */
+} FtTree;
+
+/* Largest item the tree accepts (also bounds pivots and messages) */
+#define FT_MAX_ITEM_SIZE \
+	MAXALIGN_DOWN((BLCKSZ - MAXALIGN(SizeOfPageHeaderData + 3 * sizeof(ItemIdData)) - \
+				   MAXALIGN(sizeof(FtPageOpaqueData))) / 3 - 16)
+
+/* Statistics gathered by ft_collect_stats */
+typedef struct FtStats
+{
+	int			height;			/* levels, 1 = root is a leaf */
+	int64		meta_pages;
+	int64		leaf_pages;
+	int64		buffer_pages;
+	int64		routing_pages;
+	int64		free_pages;
+	int64		leaf_items;
+	int64		buffered_messages;
+	int64		buffered_bytes;
+	int64		flushes;
+	int64		splits;
+} FtStats;
+
+/* Callback for ft_vacuum: return true to delete the item */
+typedef bool (*FtVacuumCallback) (const char *item, Size len, void *arg);
+
+typedef struct FtVacuumResult
+{
+	double		num_items;		/* items remaining (leaves + buffered) */
+	double		items_removed;
+	BlockNumber num_pages;
+} FtVacuumResult;
+
+/* ft_page.c */
+extern void ft_init_tree(FtTree *tree, ForkNumber forknum);
+extern void ft_check_item_size(FtTree *tree, Size len);
+
+/* ft_insert.c */
+extern void ft_insert(FtTree *tree, const char *item, Size len);
+
+/* ft_scan.c */
+typedef struct FtScanData *FtScan;
+extern FtScan ft_scan_begin(FtTree *tree);
+extern void ft_scan_seek(FtScan scan, const char *key, Size keylen, bool forward);
+extern bool ft_scan_next(FtScan scan, const char **item, Size *len);
+extern void ft_scan_release(FtScan scan);
+extern void ft_scan_end(FtScan scan);
+
+/* ft_build.c: bottom-up load from sorted input */
+typedef struct FtBuildStateData *FtBuildState;
+extern FtBuildState ft_build_begin(FtTree *tree);
+extern void ft_build_add(FtBuildState state, const char *item, Size len);
+extern void ft_build_finish(FtBuildState state);
+
+/* ft_vacuum.c */
+extern void ft_vacuum(FtTree *tree, FtVacuumCallback callback, void *arg,
+					  FtVacuumResult *result);
+
+/* ft_verify.c */
+extern void ft_verify(FtTree *tree);
+extern void ft_collect_stats(FtTree *tree, FtStats *stats);
+
+#endif							/* FT_H */

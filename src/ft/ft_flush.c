@@ -1,0 +1,249 @@
+/*-------------------------------------------------------------------------
+ *
+ * ft_flush.c
+ *	  Moving a buffer node's messages into a leaf.
+ *
+ * A flush moves ALL pending messages of one child (its "slice") into the
+ * leaf in one atomic operation and one WAL record: the leaf is rewritten
+ * (and split into as many pages as needed), the buffer node loses the
+ * slice and gains the new leaves' pivots, and the leaf's ft_msn becomes
+ * the highest MSN it has absorbed.  Because whole slices move, every
+ * message still buffered for a leaf has an MSN above the leaf's ft_msn,
+ * which is what lets readers merge buffered messages with the leaf and
+ * drop those the leaf already contains.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "ft/ft_int.h"
+#include "miscadmin.h"
+#include "utils/rel.h"
+#include "wal/ft_xlog.h"
+
+/* Most leaves one flush can produce (leaf + slice + one item fit in 3) */
+#define FT_MAX_FLUSH_LEAVES 8
+
+/* usable bytes for items on a leaf page */
+#define FT_LEAF_CAPACITY \
+	(BLCKSZ - SizeOfPageHeaderData - MAXALIGN(sizeof(FtPageOpaqueData)))
+
+int
+ft_heaviest_child(FtTree *tree, Page page)
+{
+	FtPageOpaque opaque = FtPageGetOpaque(page);
+	int			best = 0;
+	Size		bestbytes = 0;
+	int			i;
+
+	for (i = 0; i < opaque->ft_nchildren; i++)
+	{
+		OffsetNumber first;
+		OffsetNumber end;
+		OffsetNumber off;
+		Size		bytes = 0;
+
+		ft_slice_range(tree, page, i, &first, &end);
+		for (off = first; off < end; off++)
+			bytes += ItemIdGetLength(PageGetItemId(page, off));
+		if (bytes > bestbytes)
+		{
+			best = i;
+			bestbytes = bytes;
+		}
+	}
+	return best;
+}
+
+/*
+ * Cut items into leaf pages.  starts[p] is the index of page p's first
+ * item; returns the number of pages.  The first page of a rightmost leaf
+ * is filled to fillfactor (ascending loads), others are balanced.
+ */
+static int
+cut_pages(FtTree *tree, char **items, Size *lens, int nitems,
+		  Size last_hikey_space, bool rightmost, int *starts)
+{
+	Size		total = 0;
+	Size		budget;
+	int			npages;
+	int			p = 0;
+	int			i;
+	Size		used = 0;
+
+	for (i = 0; i < nitems; i++)
+		total += ft_item_space(lens[i]);
+	if (total + last_hikey_space <= FT_LEAF_CAPACITY)
+	{
+		starts[0] = 0;
+		return 1;
+	}
+	npages = (total + FT_LEAF_CAPACITY - 1) / FT_LEAF_CAPACITY + 1;
+	if (rightmost)
+		budget = FT_LEAF_CAPACITY * tree->fillfactor / 100;
+	else
+		budget = total / (npages - 1 > 1 ? npages - 1 : 2) + 1;
+	if (budget > FT_LEAF_CAPACITY)
+		budget = FT_LEAF_CAPACITY;
+
+	starts[0] = 0;
+	for (i = 0; i < nitems; i++)
+	{
+		Size		sp = ft_item_space(lens[i]);
+		/* room this page must keep for its high key (the next item) */
+		Size		hk = (i + 1 < nitems) ? ft_item_space(lens[i + 1]) : last_hikey_space;
+
+		if (used > 0 && (used + sp > budget || used + sp + hk > FT_LEAF_CAPACITY))
+		{
+			p++;
+			if (p >= FT_MAX_FLUSH_LEAVES)
+				elog(ERROR, "fractam: flush would produce more than %d leaves",
+					 FT_MAX_FLUSH_LEAVES);
+			starts[p] = i;
+			used = 0;
+		}
+		used += sp;
+	}
+	return p + 1;
+}
+
+/*
+ * Flush child childidx of buffer node bbuf (exclusively locked) into leaf
+ * lbuf (exclusively locked; released here).  extra, if given, is one more
+ * item to insert, newer than every buffered message.
+ *
+ * Returns FT_FLUSH_NEED_SPLIT, having changed nothing, if the buffer node
+ * has no room for the pivots of the leaves the flush would create.
+ */
+FtFlushResult
+ft_flush_child(FtTree *tree, Buffer bbuf, int childidx, Buffer lbuf,
+			   const char *extra, Size extralen)
+{
+	Page		bpage = BufferGetPage(bbuf);
+	Page		lpage = BufferGetPage(lbuf);
+	FtPageOpaque lopaque = FtPageGetOpaque(lpage);
+	PGAlignedBlock bcopy;
+	PGAlignedBlock lcopy;
+	OffsetNumber first;
+	OffsetNumber end;
+	int			maxitems;
+	char	  **items;
+	Size	   *lens;
+	int			nitems;
+	uint64		maxmsn;
+	int			starts[FT_MAX_FLUSH_LEAVES];
+	int			npages;
+	char	   *hikeys[FT_MAX_FLUSH_LEAVES];
+	Size		hikeylens[FT_MAX_FLUSH_LEAVES];
+	char	   *pivots[FT_MAX_FLUSH_LEAVES];
+	Size		pivotlens[FT_MAX_FLUSH_LEAVES];
+	Buffer		bufs[FT_MAX_FLUSH_LEAVES];
+	Size		freed = 0;
+	Size		needed = 0;
+	char	   *oldhikey = NULL;
+	Size		oldhikeylen = 0;
+	BlockNumber oldright = lopaque->ft_right;
+	FtPageOpaqueData template;
+	OffsetNumber off;
+	int			p;
+
+	Assert(ft_child_block(bpage, childidx) == BufferGetBlockNumber(lbuf));
+	ft_slice_range(tree, bpage, childidx, &first, &end);
+
+	/* work from copies: both pages are rewritten in place below */
+	memcpy(bcopy.data, bpage, BLCKSZ);
+	memcpy(lcopy.data, lpage, BLCKSZ);
+	if (!FtPageIsRightmost(lopaque))
+		oldhikey = ft_page_item(lcopy.data, FT_HIKEY, &oldhikeylen);
+
+	maxitems = PageGetMaxOffsetNumber(lpage) + (end - first) + 2;
+	items = palloc(sizeof(char *) * maxitems);
+	lens = palloc(sizeof(Size) * maxitems);
+	nitems = ft_merge_leaf(tree, lcopy.data, bcopy.data, first, end,
+						extra, extralen, items, lens, &maxmsn);
+
+	npages = cut_pages(tree, items, lens, nitems,
+					   oldhikey ? ft_item_space(oldhikeylen) : 0,
+					   oldhikey == NULL, starts);
+
+	/* pivots for the new right pages, and room for them in the node */
+	for (off = first; off < end; off++)
+		freed += ft_item_space(ItemIdGetLength(PageGetItemId(bpage, off)));
+	for (p = 1; p < npages; p++)
+	{
+		const char *key = items[starts[p]];
+		Size		keylen = lens[starts[p]];
+		FtPivotHeader *ph;
+
+		pivotlens[p - 1] = FT_PIVOT_HDRSZ + keylen;
+		pivots[p - 1] = palloc0(pivotlens[p - 1]);
+		memcpy(pivots[p - 1] + FT_PIVOT_HDRSZ, key, keylen);
+		ph = (FtPivotHeader *) pivots[p - 1];
+		ph->child = InvalidBlockNumber; /* set once allocated */
+		needed += ft_item_space(pivotlens[p - 1]);
+		hikeys[p - 1] = (char *) key;
+		hikeylens[p - 1] = keylen;
+	}
+	hikeys[npages - 1] = oldhikey;
+	hikeylens[npages - 1] = oldhikeylen;
+
+	if (npages > 1 &&
+		(PageGetExactFreeSpace(bpage) + freed < needed ||
+		 FtPageGetOpaque(bpage)->ft_nchildren + npages - 1 > tree->fanout * 2))
+	{
+		UnlockReleaseBuffer(lbuf);
+		pfree(items);
+		pfree(lens);
+		return FT_FLUSH_NEED_SPLIT;
+	}
+
+	bufs[0] = lbuf;
+	for (p = 1; p < npages; p++)
+	{
+		bufs[p] = ft_newbuf(tree);
+		((FtPivotHeader *) pivots[p - 1])->child = BufferGetBlockNumber(bufs[p]);
+	}
+	ftxlog_reserve(tree->rel, npages + 1);
+
+	template = *lopaque;
+	if (maxmsn > template.ft_msn)
+		template.ft_msn = maxmsn;
+	if (end > first)
+		template.ft_nflushes++;
+
+	START_CRIT_SECTION();
+	for (p = 0; p < npages; p++)
+	{
+		int			nthis = (p + 1 < npages ? starts[p + 1] : nitems) - starts[p];
+		FtPageOpaqueData t = template;
+
+		t.ft_right = (p + 1 < npages) ? BufferGetBlockNumber(bufs[p + 1]) : oldright;
+		if (p == 0)
+			t.ft_nsplits += (npages > 1) ? 1 : 0;
+		else
+		{
+			t.ft_nsplits = 0;
+			t.ft_nflushes = 0;
+		}
+		ft_rewrite_leaf_page(BufferGetPage(bufs[p]), &t,
+							 items + starts[p], lens + starts[p], nthis,
+							 hikeys[p], hikeylens[p]);
+		MarkBufferDirty(bufs[p]);
+	}
+	ft_apply_flush_to_buffer_node(bpage, first, end - first,
+								  FtFirstDataOffset(FtPageGetOpaque(bpage)) + childidx + 1,
+								  pivots, pivotlens, npages - 1, end > first);
+	MarkBufferDirty(bbuf);
+	ftxlog_flush(tree->rel, bbuf, first, end - first,
+				 FtFirstDataOffset(FtPageGetOpaque(bpage)) + childidx + 1,
+				 pivots, pivotlens, npages - 1, bufs, npages, end > first);
+	END_CRIT_SECTION();
+
+	for (p = 0; p < npages; p++)
+		UnlockReleaseBuffer(bufs[p]);
+	for (p = 0; p < npages - 1; p++)
+		pfree(pivots[p]);
+	pfree(items);
+	pfree(lens);
+	return FT_FLUSH_DONE;
+}

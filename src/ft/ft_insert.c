@@ -1,0 +1,342 @@
+/*-------------------------------------------------------------------------
+ *
+ * ft_insert.c
+ *	  The write path: right-edge fast path, adaptive direct apply, and
+ *	  buffering of messages in buffer nodes.
+ *
+ * An insert descends with share locks to the buffer node B above the
+ * target leaf L.  If B holds no messages for L and applying to L costs no
+ * I/O (L is in shared buffers, or L is the rightmost leaf), the item goes
+ * straight into L while B stays share-locked: B's share lock keeps every
+ * other writer from adding a message for L meanwhile, so "no pending
+ * message above L" stays true until we are done.  Otherwise the item
+ * becomes an INSERT message in B (exclusive lock), with the next MSN of B.
+ * When B is full, its heaviest child is flushed first.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "ft/ft_int.h"
+#include "miscadmin.h"
+#include "utils/rel.h"
+#include "wal/ft_xlog.h"
+
+void
+ft_check_item_size(FtTree *tree, Size len)
+{
+	if (len > FT_MAX_ITEM_SIZE)
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("index row size %zu exceeds fractam maximum %zu for index \"%s\"",
+						len, (Size) FT_MAX_ITEM_SIZE,
+						RelationGetRelationName(tree->rel)),
+				 errhint("Values larger than 1/3 of a buffer page cannot be indexed.")));
+}
+
+typedef enum LeafInsertResult
+{
+	LEAF_INSERTED,
+	LEAF_FULL					/* no room, or an equal key to replace */
+} LeafInsertResult;
+
+/*
+ * Add item to a leaf we hold exclusively, if it fits.
+ */
+static LeafInsertResult
+leaf_insert(FtTree *tree, Buffer lbuf, const char *item, Size len)
+{
+	Page		page = BufferGetPage(lbuf);
+	bool		found;
+	OffsetNumber off;
+
+	off = ft_leaf_lower_bound(tree, page, item, len, &found);
+	if (found)
+	{
+		Size		olen;
+		char	   *old = ft_page_item(page, off, &olen);
+
+		/* an identical item is already there: nothing to do */
+		if (olen == len && memcmp(old, item, len) == 0)
+			return LEAF_INSERTED;
+		return LEAF_FULL;		/* replacement goes through a rewrite */
+	}
+	if (PageGetExactFreeSpace(page) < ft_item_space(len))
+		return LEAF_FULL;
+
+	START_CRIT_SECTION();
+	ft_page_add_item(page, item, len, off);
+	MarkBufferDirty(lbuf);
+	ftxlog_insert(tree->rel, lbuf, off, item, len, false, 0);
+	END_CRIT_SECTION();
+	return LEAF_INSERTED;
+}
+
+/*
+ * Right-edge fast path (ascending keys): append to the cached rightmost
+ * leaf without descending.  The rightmost leaf never has buffered messages
+ * (inserts for it are always applied directly), so applying there without
+ * looking at its buffer node is safe.
+ */
+static bool
+try_fastpath(FtTree *tree, const char *item, Size len)
+{
+	BlockNumber blkno = RelationGetTargetBlock(tree->rel);
+	Buffer		buf;
+	Page		page;
+	FtPageOpaque opaque;
+	bool		ok = false;
+
+	if (blkno == InvalidBlockNumber)
+		return false;
+	if (blkno >= RelationGetNumberOfBlocks(tree->rel))
+	{
+		RelationSetTargetBlock(tree->rel, InvalidBlockNumber);
+		return false;
+	}
+	buf = ReadBuffer(tree->rel, blkno);
+	if (!ConditionalLockBuffer(buf))
+	{
+		ReleaseBuffer(buf);
+		return false;
+	}
+	ft_checkpage(tree->rel, buf);
+	page = BufferGetPage(buf);
+	opaque = FtPageGetOpaque(page);
+	if (FtPageIsLeaf(opaque) && FtPageIsRightmost(opaque) &&
+		PageGetMaxOffsetNumber(page) >= FirstOffsetNumber &&
+		PageGetExactFreeSpace(page) >= ft_item_space(len))
+	{
+		Size		llen;
+		char	   *last = ft_page_item(page, PageGetMaxOffsetNumber(page), &llen);
+
+		if (ft_cmp(tree, item, len, last, llen) > 0)
+			ok = (leaf_insert(tree, buf, item, len) == LEAF_INSERTED);
+	}
+	UnlockReleaseBuffer(buf);
+	if (!ok)
+		RelationSetTargetBlock(tree->rel, InvalidBlockNumber);
+	return ok;
+}
+
+/*
+ * Add an INSERT message to buffer node bbuf (held exclusively).
+ */
+static bool
+buffer_insert(FtTree *tree, Buffer bbuf, const char *item, Size len)
+{
+	Page		page = BufferGetPage(bbuf);
+	FtPageOpaque opaque = FtPageGetOpaque(page);
+	Size		msglen = FT_MSG_HDRSZ + len;
+	PGAlignedBlock msgbuf;
+	FtMsgHeader *hdr = (FtMsgHeader *) msgbuf.data;
+	OffsetNumber off;
+	uint64		msn;
+
+	if (PageGetExactFreeSpace(page) < ft_item_space(msglen))
+		return false;
+
+	memset(hdr, 0, FT_MSG_HDRSZ);
+	hdr->type = FT_MSG_INSERT;
+	memcpy(msgbuf.data + FT_MSG_HDRSZ, item, len);
+	/* after all messages with an equal key: (key, MSN) order */
+	off = ft_msg_bound(tree, page, item, len, true);
+	msn = opaque->ft_msn + 1;
+	hdr->msn = msn;
+
+	START_CRIT_SECTION();
+	ft_page_add_item(page, msgbuf.data, msglen, off);
+	opaque->ft_msn = msn;
+	MarkBufferDirty(bbuf);
+	ftxlog_insert(tree->rel, bbuf, off, msgbuf.data, msglen, true, msn);
+	END_CRIT_SECTION();
+	return true;
+}
+
+static bool
+slice_is_empty(FtTree *tree, Page bpage, int childidx)
+{
+	OffsetNumber first;
+	OffsetNumber end;
+
+	ft_slice_range(tree, bpage, childidx, &first, &end);
+	return first == end;
+}
+
+/*
+ * Insert into a leaf that is the root (tree of height 1).
+ */
+static bool
+insert_into_root_leaf(FtTree *tree, const char *item, Size len)
+{
+	FtDescent	d;
+	LeafInsertResult res;
+
+	ft_descend(tree, item, len, false, 0, BUFFER_LOCK_EXCLUSIVE, &d);
+	if (BufferIsValid(d.parent))
+	{
+		/* the tree grew meanwhile: start over */
+		UnlockReleaseBuffer(d.buf);
+		ReleaseBuffer(d.parent);
+		return false;
+	}
+	res = leaf_insert(tree, d.buf, item, len);
+	UnlockReleaseBuffer(d.buf);
+	if (res == LEAF_FULL)
+		ft_make_room(tree, item, len, true);
+	return res == LEAF_INSERTED;
+}
+
+/*
+ * Under an exclusively locked buffer node: put item into child childidx
+ * (whose slice must be empty) through a rewrite of the leaf, splitting
+ * it if needed.  Returns false if the buffer node first needs to split.
+ */
+static bool
+apply_with_rewrite(FtTree *tree, Buffer bbuf, int childidx,
+				   const char *item, Size len)
+{
+	Page		bpage = BufferGetPage(bbuf);
+	Buffer		lbuf = ft_getbuf(tree, ft_child_block(bpage, childidx),
+								 BUFFER_LOCK_EXCLUSIVE);
+
+	if (leaf_insert(tree, lbuf, item, len) == LEAF_INSERTED)
+	{
+		UnlockReleaseBuffer(lbuf);
+		return true;
+	}
+	return ft_flush_child(tree, bbuf, childidx, lbuf, item, len) == FT_FLUSH_DONE;
+}
+
+void
+ft_insert(FtTree *tree, const char *item, Size len)
+{
+	ft_check_item_size(tree, len);
+
+	if (try_fastpath(tree, item, len))
+		return;
+
+	for (;;)
+	{
+		FtDescent	d;
+		Page		bpage;
+		FtPageOpaque bopaque;
+		int			childidx;
+		BlockNumber child;
+		bool		rightmost_child;
+		bool		empty;
+		Buffer		prefetched = InvalidBuffer;
+
+		CHECK_FOR_INTERRUPTS();
+		ft_descend(tree, item, len, false, 1, BUFFER_LOCK_SHARE, &d);
+		if (d.level == 0)
+		{
+			UnlockReleaseBuffer(d.buf);
+			if (insert_into_root_leaf(tree, item, len))
+				return;
+			continue;
+		}
+
+		/* d.buf is the buffer node, share-locked */
+		bpage = BufferGetPage(d.buf);
+		bopaque = FtPageGetOpaque(bpage);
+		childidx = ft_child_index(tree, bpage, item, len, false);
+		child = ft_child_block(bpage, childidx);
+		rightmost_child = FtPageIsRightmost(bopaque) &&
+			childidx == bopaque->ft_nchildren - 1;
+		empty = slice_is_empty(tree, bpage, childidx);
+
+		if (empty && (!tree->buffering || rightmost_child ||
+					  ft_leaf_resident(tree, child)))
+		{
+			/* adaptive direct apply, B share-locked */
+			Buffer		lbuf = ft_getbuf(tree, child, BUFFER_LOCK_EXCLUSIVE);
+
+			if (leaf_insert(tree, lbuf, item, len) == LEAF_INSERTED)
+			{
+				if (rightmost_child)
+					RelationSetTargetBlock(tree->rel, child);
+				UnlockReleaseBuffer(lbuf);
+				UnlockReleaseBuffer(d.buf);
+				return;
+			}
+			UnlockReleaseBuffer(lbuf);
+			/* the leaf must be rewritten or split: needs B exclusive */
+		}
+		else if (PageGetExactFreeSpace(bpage) < ft_item_space(FT_MSG_HDRSZ + len))
+		{
+			/*
+			 * B is full and will need a flush: read the heaviest child now,
+			 * while we hold no exclusive lock, so the flush does no I/O
+			 * under B's exclusive lock (usually).
+			 */
+			prefetched = ReadBuffer(tree->rel,
+									ft_child_block(bpage,
+												   ft_heaviest_child(tree, bpage)));
+			/*
+			 * Keep no pin while waiting for B's lock: VACUUM may hold B
+			 * while waiting for the pins of its children to go away.
+			 */
+			ReleaseBuffer(prefetched);
+			prefetched = InvalidBuffer;
+		}
+		UnlockReleaseBuffer(d.buf);
+
+		/* exclusive pass over the buffer node */
+		ft_descend(tree, item, len, false, 1, BUFFER_LOCK_EXCLUSIVE, &d);
+		if (d.level == 0)
+		{
+			UnlockReleaseBuffer(d.buf);
+			if (BufferIsValid(prefetched))
+				ReleaseBuffer(prefetched);
+			continue;
+		}
+		bpage = BufferGetPage(d.buf);
+		bopaque = FtPageGetOpaque(bpage);
+		childidx = ft_child_index(tree, bpage, item, len, false);
+		child = ft_child_block(bpage, childidx);
+		rightmost_child = FtPageIsRightmost(bopaque) &&
+			childidx == bopaque->ft_nchildren - 1;
+		empty = slice_is_empty(tree, bpage, childidx);
+
+		if (empty && (!tree->buffering || rightmost_child ||
+					  ft_leaf_resident(tree, child)))
+		{
+			if (apply_with_rewrite(tree, d.buf, childidx, item, len))
+			{
+				UnlockReleaseBuffer(d.buf);
+				if (BufferIsValid(prefetched))
+					ReleaseBuffer(prefetched);
+				return;
+			}
+			UnlockReleaseBuffer(d.buf);
+			if (BufferIsValid(prefetched))
+				ReleaseBuffer(prefetched);
+			ft_make_room(tree, item, len, true);
+			continue;
+		}
+
+		if (buffer_insert(tree, d.buf, item, len))
+		{
+			UnlockReleaseBuffer(d.buf);
+			if (BufferIsValid(prefetched))
+				ReleaseBuffer(prefetched);
+			return;
+		}
+
+		/* B is full: flush its heaviest child, then retry */
+		{
+			int			heavy = ft_heaviest_child(tree, bpage);
+			Buffer		lbuf = ft_getbuf(tree, ft_child_block(bpage, heavy),
+										 BUFFER_LOCK_EXCLUSIVE);
+			FtFlushResult res;
+
+			res = ft_flush_child(tree, d.buf, heavy, lbuf, NULL, 0);
+			UnlockReleaseBuffer(d.buf);
+			if (BufferIsValid(prefetched))
+				ReleaseBuffer(prefetched);
+			if (res == FT_FLUSH_NEED_SPLIT)
+				ft_make_room(tree, item, len, true);
+		}
+	}
+}

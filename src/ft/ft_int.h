@@ -1,0 +1,85 @@
+/*-------------------------------------------------------------------------
+ *
+ * ft_int.h
+ *	  Declarations private to src/ft.
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef FT_INT_H
+#define FT_INT_H
+
+#include "ft/ft.h"
+#include "storage/bufmgr.h"
+
+/* Reserve kept free on internal pages for one more pivot */
+#define FT_PIVOT_RESERVE \
+	(MAXALIGN(FT_PIVOT_HDRSZ + FT_MAX_ITEM_SIZE) + sizeof(ItemIdData))
+/* A buffer node whose pivots take more than this must split */
+#define FT_BUFFER_PIVOT_LIMIT	(BLCKSZ / 2)
+
+/* A position in the tree found by a descent */
+typedef struct FtDescent
+{
+	Buffer		buf;			/* target page (locked as requested) */
+	int			level;			/* its level */
+	Buffer		parent;			/* pinned (not locked) level-1 parent, or
+								 * InvalidBuffer when the root is a leaf */
+	BlockNumber parent_blkno;
+	int			childidx;		/* index of buf among parent's children */
+	char	   *lowkey;			/* lower bound of the target, palloc'd, or
+								 * NULL for minus infinity */
+	Size		lowkeylen;
+} FtDescent;
+
+/* ft_page.c */
+extern Buffer ft_getbuf(FtTree *tree, BlockNumber blkno, int access);
+extern void ft_checkpage(Relation rel, Buffer buf);
+extern Buffer ft_newbuf(FtTree *tree);
+extern void ft_read_meta(FtTree *tree, BlockNumber *root, uint32 *root_level);
+extern int	ft_cmp(FtTree *tree, const char *a, Size alen, const char *b, Size blen);
+extern OffsetNumber ft_leaf_lower_bound(FtTree *tree, Page page,
+										const char *key, Size len, bool *found);
+extern int	ft_child_index(FtTree *tree, Page page, const char *key, Size len,
+						   bool strict);
+extern OffsetNumber ft_msg_bound(FtTree *tree, Page page, const char *key,
+								 Size len, bool upper);
+extern void ft_slice_range(FtTree *tree, Page page, int childidx,
+						   OffsetNumber *first, OffsetNumber *end);
+extern bool ft_must_move_right(FtTree *tree, Page page, const char *key,
+							   Size len, bool strict);
+extern Size ft_item_space(Size len);
+extern bool ft_leaf_resident(FtTree *tree, BlockNumber blkno);
+extern void ft_relbuf_locked(Buffer buf);
+extern void ft_rewrite_leaf_page(Page page, FtPageOpaque template,
+								 char **items, Size *lens, int nitems,
+								 const char *hikey, Size hikeylen);
+
+extern int	ft_merge_leaf(FtTree *tree, Page lpage, Page bpage,
+						  OffsetNumber first, OffsetNumber end,
+						  const char *extra, Size extralen,
+						  char **items, Size *lens, uint64 *maxmsn);
+
+/* ft_search.c */
+extern void ft_descend(FtTree *tree, const char *key, Size len, bool strict,
+					   int stoplevel, int access, FtDescent *d);
+extern void ft_descend_copy(FtTree *tree, const char *key, Size len,
+							bool strict, int stoplevel, int access,
+							FtDescent *d, char *bcopy);
+
+/* ft_flush.c */
+typedef enum FtFlushResult
+{
+	FT_FLUSH_DONE,
+	FT_FLUSH_NEED_SPLIT			/* the parent has no room for new pivots */
+} FtFlushResult;
+
+extern FtFlushResult ft_flush_child(FtTree *tree, Buffer bbuf, int childidx,
+									Buffer lbuf, const char *extra,
+									Size extralen);
+extern int	ft_heaviest_child(FtTree *tree, Page page);
+
+/* ft_split.c */
+extern void ft_make_room(FtTree *tree, const char *key, Size len,
+						 bool force_buffer_split);
+
+#endif							/* FT_INT_H */

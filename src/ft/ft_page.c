@@ -1,0 +1,621 @@
+/*-------------------------------------------------------------------------
+ *
+ * ft_page.c
+ *	  Page access, sanity checks, allocation and in-page searches.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/xloginsert.h"
+#include "ft/ft_int.h"
+#include "miscadmin.h"
+#include "storage/buf_internals.h"
+#include "storage/bufmgr.h"
+#include "storage/lmgr.h"
+#include "storage/smgr.h"
+#include "utils/rel.h"
+#include "wal/ft_xlog.h"
+
+/*
+ * Initialize an empty page of the given kind.
+ */
+void
+ft_page_init(Page page, uint16 flags, uint16 level)
+{
+	FtPageOpaque opaque;
+
+	PageInit(page, BLCKSZ, sizeof(FtPageOpaqueData));
+	opaque = FtPageGetOpaque(page);
+	memset(opaque, 0, sizeof(FtPageOpaqueData));
+	opaque->ft_right = InvalidBlockNumber;
+	opaque->ft_level = level;
+	opaque->ft_flags = flags;
+	opaque->ft_page_id = FT_PAGE_ID;
+}
+
+/*
+ * Add an item at a given offset; the caller has checked that it fits.
+ * Used in critical sections and by redo, hence PANIC on failure.
+ */
+void
+ft_page_add_item(Page page, const char *item, Size len, OffsetNumber off)
+{
+	if (PageAddItem(page, (Item) item, len, off, false, false) != off)
+		elog(PANIC, "fractam: failed to add item of size %zu at offset %u",
+			 len, off);
+}
+
+void
+ft_meta_init(Page page, BlockNumber root, uint32 root_level)
+{
+	FtMetaData *meta;
+
+	ft_page_init(page, FT_PAGE_META, 0);
+	meta = FtPageGetMeta(page);
+	meta->magic = FT_MAGIC;
+	meta->version = FT_FORMAT_VERSION;
+	meta->root = root;
+	meta->root_level = root_level;
+	/* keep pd_lower honest so full-page images keep the metadata */
+	((PageHeader) page)->pd_lower =
+		((char *) meta + sizeof(FtMetaData)) - (char *) page;
+}
+
+/*
+ * The buffer-node half of a flush: drop the flushed slice of messages and
+ * add the pivots of the leaves the flush created.  Shared by the do side
+ * and redo so that both produce byte-identical pages.
+ */
+void
+ft_apply_flush_to_buffer_node(Page page, OffsetNumber slice_first,
+							  uint16 nslice, OffsetNumber pivot_off,
+							  char **pivots, Size *pivotlens, int npivots,
+							  bool count_flush)
+{
+	FtPageOpaque opaque = FtPageGetOpaque(page);
+	int			i;
+
+	if (nslice > 0)
+	{
+		OffsetNumber deletable[MaxOffsetNumber];
+
+		for (i = 0; i < nslice; i++)
+			deletable[i] = slice_first + i;
+		PageIndexMultiDelete(page, deletable, nslice);
+	}
+	for (i = 0; i < npivots; i++)
+		ft_page_add_item(page, pivots[i], pivotlens[i], pivot_off + i);
+	opaque->ft_nchildren += npivots;
+	if (count_flush)
+		opaque->ft_nflushes++;
+}
+
+/*
+ * Sanity-check a page just read.  A page that is not a fractam page, or
+ * whose layout is impossible, raises ERRCODE_INDEX_CORRUPTED rather than
+ * letting later code trip over it.
+ */
+void
+ft_checkpage(Relation rel, Buffer buf)
+{
+	Page		page = BufferGetPage(buf);
+	FtPageOpaque opaque;
+	uint16		kind;
+
+	if (PageIsNew(page))
+		ereport(ERROR,
+				(errcode(ERRCODE_INDEX_CORRUPTED),
+				 errmsg("index \"%s\" contains unexpected zero page at block %u",
+						RelationGetRelationName(rel), BufferGetBlockNumber(buf)),
+				 errhint("Please REINDEX it.")));
+	if (PageGetSpecialSize(page) != MAXALIGN(sizeof(FtPageOpaqueData)))
+		ereport(ERROR,
+				(errcode(ERRCODE_INDEX_CORRUPTED),
+				 errmsg("index \"%s\" contains corrupted page at block %u",
+						RelationGetRelationName(rel), BufferGetBlockNumber(buf)),
+				 errdetail("Special space has size %u, expected %u.",
+						   (unsigned) PageGetSpecialSize(page),
+						   (unsigned) MAXALIGN(sizeof(FtPageOpaqueData)))));
+	opaque = FtPageGetOpaque(page);
+	kind = opaque->ft_flags & FT_PAGE_KIND_MASK;
+	if (opaque->ft_page_id != FT_PAGE_ID ||
+		!((kind == FT_PAGE_META && opaque->ft_level == 0) ||
+		  (kind == FT_PAGE_LEAF && opaque->ft_level == 0) ||
+		  (kind == FT_PAGE_BUFFER && opaque->ft_level == 1) ||
+		  (kind == FT_PAGE_ROUTING && opaque->ft_level >= 2)))
+		ereport(ERROR,
+				(errcode(ERRCODE_INDEX_CORRUPTED),
+				 errmsg("index \"%s\" contains corrupted page at block %u",
+						RelationGetRelationName(rel), BufferGetBlockNumber(buf)),
+				 errdetail("Page kind 0x%04x at level %u with page id 0x%04x is not valid.",
+						   opaque->ft_flags, opaque->ft_level, opaque->ft_page_id)));
+	if (kind == FT_PAGE_BUFFER || kind == FT_PAGE_ROUTING)
+	{
+		OffsetNumber maxoff = PageGetMaxOffsetNumber(page);
+
+		if (opaque->ft_nchildren == 0 ||
+			FtFirstDataOffset(opaque) + opaque->ft_nchildren - 1 > maxoff ||
+			(kind == FT_PAGE_ROUTING &&
+			 FtFirstDataOffset(opaque) + opaque->ft_nchildren - 1 != maxoff))
+			ereport(ERROR,
+					(errcode(ERRCODE_INDEX_CORRUPTED),
+					 errmsg("index \"%s\" contains corrupted page at block %u",
+							RelationGetRelationName(rel), BufferGetBlockNumber(buf)),
+					 errdetail("Internal page claims %u children but has %u items.",
+							   opaque->ft_nchildren, maxoff)));
+	}
+}
+
+/*
+ * Read and lock a page, checking that it is sane.
+ */
+Buffer
+ft_getbuf(FtTree *tree, BlockNumber blkno, int access)
+{
+	Buffer		buf;
+
+	if (blkno == InvalidBlockNumber ||
+		blkno >= RelationGetNumberOfBlocks(tree->rel))
+		ereport(ERROR,
+				(errcode(ERRCODE_INDEX_CORRUPTED),
+				 errmsg("index \"%s\" references block %u beyond its end",
+						RelationGetRelationName(tree->rel), blkno)));
+	buf = ReadBuffer(tree->rel, blkno);
+	if (access != BUFFER_LOCK_UNLOCK)
+	{
+		LockBuffer(buf, access);
+		ft_checkpage(tree->rel, buf);
+	}
+	return buf;
+}
+
+void
+ft_relbuf_locked(Buffer buf)
+{
+	UnlockReleaseBuffer(buf);
+}
+
+/*
+ * Allocate a new page at the end of the relation, returned exclusively
+ * locked and zeroed; the caller initializes it inside its critical section.
+ *
+ * Holding buffer locks while waiting for the relation extension lock is
+ * safe, as in nbtree: the extension lock is never held while waiting for
+ * anything else.
+ */
+Buffer
+ft_newbuf(FtTree *tree)
+{
+	Buffer		buf;
+	bool		needLock = !RELATION_IS_LOCAL(tree->rel);
+
+	if (needLock)
+		LockRelationForExtension(tree->rel, ExclusiveLock);
+	buf = ReadBufferExtended(tree->rel, MAIN_FORKNUM, P_NEW,
+							 RBM_ZERO_AND_LOCK, NULL);
+	if (needLock)
+		UnlockRelationForExtension(tree->rel, ExclusiveLock);
+	return buf;
+}
+
+/*
+ * Read the root location from the metapage.
+ */
+void
+ft_read_meta(FtTree *tree, BlockNumber *root, uint32 *root_level)
+{
+	Buffer		buf = ft_getbuf(tree, FT_METAPAGE_BLKNO, BUFFER_LOCK_SHARE);
+	Page		page = BufferGetPage(buf);
+	FtMetaData *meta = FtPageGetMeta(page);
+
+	if (!(FtPageGetOpaque(page)->ft_flags & FT_PAGE_META) ||
+		meta->magic != FT_MAGIC)
+		ereport(ERROR,
+				(errcode(ERRCODE_INDEX_CORRUPTED),
+				 errmsg("index \"%s\" is not a fractam index",
+						RelationGetRelationName(tree->rel)),
+				 errdetail("Metapage magic is 0x%08x, expected 0x%08x.",
+						   meta->magic, FT_MAGIC)));
+	if (meta->version != FT_FORMAT_VERSION)
+		ereport(ERROR,
+				(errcode(ERRCODE_INDEX_CORRUPTED),
+				 errmsg("index \"%s\" has fractam format version %u, but this build supports version %u",
+						RelationGetRelationName(tree->rel), meta->version,
+						FT_FORMAT_VERSION),
+				 errhint("REINDEX the index with this version of fractam.")));
+	*root = meta->root;
+	*root_level = meta->root_level;
+	UnlockReleaseBuffer(buf);
+}
+
+/*
+ * Write an empty tree (metapage + empty root leaf) into the given fork of a
+ * fresh relation.  Used for the init fork of unlogged indexes and for empty
+ * builds.  Pages are written through smgr, checksummed and WAL-logged.
+ */
+void
+ft_init_tree(FtTree *tree, ForkNumber forknum)
+{
+	PGAlignedBlock metabuf;
+	PGAlignedBlock leafbuf;
+	SMgrRelation smgr = RelationGetSmgr(tree->rel);
+
+	ft_meta_init(metabuf.data, 1, 0);
+	ft_page_init(leafbuf.data, FT_PAGE_LEAF, 0);
+
+	PageSetChecksumInplace(metabuf.data, FT_METAPAGE_BLKNO);
+	smgrwrite(smgr, forknum, FT_METAPAGE_BLKNO, metabuf.data, true);
+	PageSetChecksumInplace(leafbuf.data, 1);
+	smgrextend(smgr, forknum, 1, leafbuf.data, true);
+
+	/* The init fork must be logged and synced even at wal_level=minimal */
+	if (forknum == INIT_FORKNUM || RelationNeedsWAL(tree->rel))
+	{
+		log_newpage(&(RelationGetSmgr(tree->rel))->smgr_rnode.node, forknum,
+					FT_METAPAGE_BLKNO, metabuf.data, true);
+		log_newpage(&(RelationGetSmgr(tree->rel))->smgr_rnode.node, forknum,
+					1, leafbuf.data, true);
+	}
+	smgrimmedsync(RelationGetSmgr(tree->rel), forknum);
+}
+
+/*
+ * Compare two keys; an empty key is minus infinity.
+ */
+int
+ft_cmp(FtTree *tree, const char *a, Size alen, const char *b, Size blen)
+{
+	if (alen == 0)
+		return blen == 0 ? 0 : -1;
+	if (blen == 0)
+		return 1;
+	return tree->cmp(tree->cmp_arg, a, alen, b, blen);
+}
+
+/*
+ * On a leaf: the first data offset whose item is >= key (maxoff+1 if
+ * none).  *found tells whether that item compares equal.
+ */
+OffsetNumber
+ft_leaf_lower_bound(FtTree *tree, Page page, const char *key, Size len,
+					bool *found)
+{
+	FtPageOpaque opaque = FtPageGetOpaque(page);
+	OffsetNumber lo = FtFirstDataOffset(opaque);
+	OffsetNumber hi = PageGetMaxOffsetNumber(page) + 1;
+
+	*found = false;
+	while (lo < hi)
+	{
+		OffsetNumber mid = lo + (hi - lo) / 2;
+		Size		ilen;
+		char	   *item = ft_page_item(page, mid, &ilen);
+		int			c = ft_cmp(tree, item, ilen, key, len);
+
+		if (c < 0)
+			lo = mid + 1;
+		else
+		{
+			if (c == 0)
+				*found = true;
+			hi = mid;
+		}
+	}
+	if (*found)
+	{
+		Size		ilen;
+		char	   *item;
+
+		/* found was set by some probe >= lo; confirm it is lo itself */
+		if (lo > PageGetMaxOffsetNumber(page))
+			*found = false;
+		else
+		{
+			item = ft_page_item(page, lo, &ilen);
+			*found = (ft_cmp(tree, item, ilen, key, len) == 0);
+		}
+	}
+	return lo;
+}
+
+/*
+ * On an internal page: the index of the child whose range holds key.
+ * With strict, the child holding the largest keys < key instead (used by
+ * backward scans).
+ */
+int
+ft_child_index(FtTree *tree, Page page, const char *key, Size len, bool strict)
+{
+	FtPageOpaque opaque = FtPageGetOpaque(page);
+	OffsetNumber first = FtFirstDataOffset(opaque);
+	int			lo = 0;
+	int			hi = opaque->ft_nchildren - 1;
+
+	/* find the last pivot i with pivot <= key (< key if strict) */
+	while (lo < hi)
+	{
+		int			mid = lo + (hi - lo + 1) / 2;
+		char	   *pkey;
+		Size		pkeylen;
+		int			c;
+
+		ft_pivot(page, first + mid, &pkey, &pkeylen);
+		c = ft_cmp(tree, pkey, pkeylen, key, len);
+		if (c < 0 || (c == 0 && !strict))
+			lo = mid;
+		else
+			hi = mid - 1;
+	}
+	return lo;
+}
+
+/*
+ * On a buffer node: the first message offset whose key is >= key (or >
+ * key with upper).  Messages are sorted by (key, MSN).
+ */
+OffsetNumber
+ft_msg_bound(FtTree *tree, Page page, const char *key, Size len, bool upper)
+{
+	FtPageOpaque opaque = FtPageGetOpaque(page);
+	OffsetNumber lo = FtFirstMsgOffset(opaque);
+	OffsetNumber hi = PageGetMaxOffsetNumber(page) + 1;
+
+	while (lo < hi)
+	{
+		OffsetNumber mid = lo + (hi - lo) / 2;
+		char	   *mkey;
+		Size		mkeylen;
+		int			c;
+
+		ft_msg(page, mid, &mkey, &mkeylen);
+		c = ft_cmp(tree, mkey, mkeylen, key, len);
+		if (c < 0 || (c == 0 && upper))
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/*
+ * The messages of child childidx occupy offsets [*first, *end).
+ */
+void
+ft_slice_range(FtTree *tree, Page page, int childidx,
+			   OffsetNumber *first, OffsetNumber *end)
+{
+	FtPageOpaque opaque = FtPageGetOpaque(page);
+	OffsetNumber pfirst = FtFirstDataOffset(opaque);
+	char	   *pkey;
+	Size		pkeylen;
+
+	Assert(FtPageIsBuffer(opaque));
+	if (childidx == 0)
+		*first = FtFirstMsgOffset(opaque);
+	else
+	{
+		ft_pivot(page, pfirst + childidx, &pkey, &pkeylen);
+		*first = ft_msg_bound(tree, page, pkey, pkeylen, false);
+	}
+	if (childidx == opaque->ft_nchildren - 1)
+		*end = PageGetMaxOffsetNumber(page) + 1;
+	else
+	{
+		ft_pivot(page, pfirst + childidx + 1, &pkey, &pkeylen);
+		*end = ft_msg_bound(tree, page, pkey, pkeylen, false);
+	}
+}
+
+/*
+ * Lehman-Yao: does key lie beyond this page's high key?  With strict
+ * (searching for keys < key) only a key strictly above the high key does.
+ */
+bool
+ft_must_move_right(FtTree *tree, Page page, const char *key, Size len,
+				   bool strict)
+{
+	FtPageOpaque opaque = FtPageGetOpaque(page);
+	Size		hlen;
+	char	   *hikey;
+	int			c;
+
+	if (FtPageIsRightmost(opaque))
+		return false;
+	hikey = ft_page_item(page, FT_HIKEY, &hlen);
+	c = ft_cmp(tree, key, len, hikey, hlen);
+	return strict ? c > 0 : c >= 0;
+}
+
+/* Page space one item of this length takes */
+Size
+ft_item_space(Size len)
+{
+	return MAXALIGN(len) + sizeof(ItemIdData);
+}
+
+/*
+ * Is the page already in shared buffers?  Used to decide between applying
+ * a change directly to a leaf (no I/O) and buffering it.  A pure lookup in
+ * the buffer mapping table: it neither reads nor prefetches the page.
+ */
+bool
+ft_leaf_resident(FtTree *tree, BlockNumber blkno)
+{
+	BufferTag	tag;
+	uint32		hash;
+	LWLock	   *partlock;
+	int			id;
+
+	if (RelationUsesLocalBuffers(tree->rel))
+		return true;
+	INIT_BUFFERTAG(tag, tree->rel->rd_node, MAIN_FORKNUM, blkno);
+	hash = BufTableHashCode(&tag);
+	partlock = BufMappingPartitionLock(hash);
+	LWLockAcquire(partlock, LW_SHARED);
+	id = BufTableLookup(&tag, hash);
+	LWLockRelease(partlock);
+	return id >= 0;
+}
+
+/*
+ * Rebuild a leaf page from an item array (used by flush and split, both
+ * on the do side; redo restores images).
+ */
+void
+ft_rewrite_leaf_page(Page page, FtPageOpaque template,
+					 char **items, Size *lens, int nitems,
+					 const char *hikey, Size hikeylen)
+{
+	FtPageOpaque opaque;
+	OffsetNumber off = FirstOffsetNumber;
+	int			i;
+
+	ft_page_init(page, FT_PAGE_LEAF, 0);
+	opaque = FtPageGetOpaque(page);
+	opaque->ft_msn = template->ft_msn;
+	opaque->ft_right = template->ft_right;
+	opaque->ft_nsplits = template->ft_nsplits;
+	opaque->ft_nflushes = template->ft_nflushes;
+	if (opaque->ft_right != InvalidBlockNumber)
+	{
+		Assert(hikey != NULL);
+		ft_page_add_item(page, hikey, hikeylen, off++);
+	}
+	for (i = 0; i < nitems; i++)
+		ft_page_add_item(page, items[i], lens[i], off++);
+}
+
+/*
+ * The newest message of the group of equal keys starting at mi, and the
+ * offset just past the group.
+ */
+static OffsetNumber
+msg_group(FtTree *tree, Page bpage, OffsetNumber mi, OffsetNumber end,
+		  uint64 applied, char **key, Size *keylen, int *type)
+{
+	char	   *gkey;
+	Size		gkeylen;
+	FtMsgHeader *hdr = ft_msg(bpage, mi, &gkey, &gkeylen);
+
+	/* messages at or below the leaf's MSN are already in the leaf */
+	*type = (hdr->msn > applied) ? hdr->type : 0;
+	*key = gkey;
+	*keylen = gkeylen;
+	for (mi++; mi < end; mi++)
+	{
+		char	   *nkey;
+		Size		nlen;
+		FtMsgHeader *nhdr = ft_msg(bpage, mi, &nkey, &nlen);
+
+		if (ft_cmp(tree, nkey, nlen, gkey, gkeylen) != 0)
+			break;
+		if (nhdr->msn > applied)
+		{
+			*key = nkey;
+			*keylen = nlen;
+			*type = nhdr->type;
+		}
+	}
+	return mi;
+}
+
+/*
+ * Merge the leaf's items with the slice's messages (and an optional extra
+ * INSERT that is newer than all of them) into items/lens.  For each key
+ * the newest message decides: INSERT puts its item, DELETE removes it.
+ * Messages whose MSN is not above the leaf's ft_msn are already applied
+ * and are ignored.  bpage may be NULL (no messages).  Items point into
+ * lpage, bpage or extra.
+ */
+int
+ft_merge_leaf(FtTree *tree, Page lpage, Page bpage, OffsetNumber first,
+		   OffsetNumber end, const char *extra, Size extralen,
+		   char **items, Size *lens, uint64 *maxmsn)
+{
+	FtPageOpaque lopaque = FtPageGetOpaque(lpage);
+	OffsetNumber li = FtFirstDataOffset(lopaque);
+	OffsetNumber lmax = PageGetMaxOffsetNumber(lpage);
+	OffsetNumber mi;
+	bool		extra_done = (extra == NULL);
+	int			n = 0;
+
+	*maxmsn = lopaque->ft_msn;
+	if (bpage == NULL)
+		first = end = 0;
+	for (mi = first; mi < end; mi++)
+	{
+		char	   *k;
+		Size		kl;
+		FtMsgHeader *hdr = ft_msg(bpage, mi, &k, &kl);
+
+		if (hdr->msn > *maxmsn)
+			*maxmsn = hdr->msn;
+	}
+
+	mi = first;
+	for (;;)
+	{
+		char	   *litem = NULL;
+		Size		llen = 0;
+		char	   *mkey = NULL;
+		Size		mlen = 0;
+		int			mtype = 0;
+		OffsetNumber gend = mi;
+		bool		use_extra = false;
+		int			c;
+
+		if (li <= lmax)
+			litem = ft_page_item(lpage, li, &llen);
+		while (mi < end)
+		{
+			gend = msg_group(tree, bpage, mi, end, lopaque->ft_msn,
+							 &mkey, &mlen, &mtype);
+			if (mtype != 0)
+				break;
+			mi = gend;			/* nothing new in this group */
+			mkey = NULL;
+		}
+		if (!extra_done &&
+			(mkey == NULL || ft_cmp(tree, extra, extralen, mkey, mlen) <= 0))
+		{
+			/* the extra item is the newest message of its key */
+			if (mkey == NULL || ft_cmp(tree, extra, extralen, mkey, mlen) != 0)
+				gend = mi;		/* the group is not consumed now */
+			use_extra = true;
+			mkey = (char *) extra;
+			mlen = extralen;
+			mtype = FT_MSG_INSERT;
+		}
+
+		if (litem == NULL && mkey == NULL)
+			break;
+		if (mkey == NULL)
+			c = -1;
+		else if (litem == NULL)
+			c = 1;
+		else
+			c = ft_cmp(tree, litem, llen, mkey, mlen);
+
+		if (c < 0)
+		{
+			items[n] = litem;
+			lens[n++] = llen;
+			li++;
+			continue;
+		}
+		/* consume the message (group) */
+		mi = gend;
+		if (use_extra)
+			extra_done = true;
+		if (c == 0)
+			li++;				/* the message replaces or deletes the item */
+		if (mtype == FT_MSG_INSERT)
+		{
+			items[n] = mkey;
+			lens[n++] = mlen;
+		}
+	}
+	return n;
+}
+

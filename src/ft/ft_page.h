@@ -1,0 +1,153 @@
+/*-------------------------------------------------------------------------
+ *
+ * ft_page.h
+ *	  On-page layout of fractam trees and page-level helpers shared by the
+ *	  files of src/ft and by the redo routines in src/wal.
+ *
+ * Every page uses the standard PostgreSQL page layout (PageInit, line
+ * pointers, nothing stored between pd_lower and pd_upper); all fractam
+ * bookkeeping lives in the special space (FtPageOpaqueData).
+ *
+ * Page kinds (ft_level / ft_flags):
+ *	- metapage (block 0): FtMetaData right after the page header.
+ *	- leaf (level 0): [high key] items, sorted, unique under the comparator.
+ *	- buffer node (level 1): [high key] nchildren pivots, then messages
+ *	  sorted by (key, MSN).
+ *	- routing node (level >= 2): [high key] nchildren pivots.
+ *
+ * The high key (offset 1) exists only on pages that have a right sibling.
+ * The first pivot of every internal page has an empty key, meaning "the
+ * page's own lower bound".
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef FT_PAGE_H
+#define FT_PAGE_H
+
+#include "storage/bufpage.h"
+#include "storage/off.h"
+
+#define FT_MAGIC			0x46544D31	/* "FTM1" */
+#define FT_FORMAT_VERSION	1
+#define FT_METAPAGE_BLKNO	0
+#define FT_PAGE_ID			0xFF8A	/* last two bytes of the special space */
+
+/* most items a page can hold (each takes a line pointer and >= 8 bytes) */
+#define FT_MAX_ITEMS_PER_PAGE \
+	((BLCKSZ - SizeOfPageHeaderData) / (MAXIMUM_ALIGNOF + sizeof(ItemIdData)))
+
+/* ft_flags */
+#define FT_PAGE_META		0x0001
+#define FT_PAGE_LEAF		0x0002
+#define FT_PAGE_BUFFER		0x0004
+#define FT_PAGE_ROUTING		0x0008
+#define FT_PAGE_KIND_MASK	0x000F
+
+typedef struct FtPageOpaqueData
+{
+	uint64		ft_msn;			/* leaf: highest MSN applied by a flush;
+								 * buffer node: last MSN assigned */
+	BlockNumber ft_right;		/* right sibling, or InvalidBlockNumber */
+	uint32		ft_nflushes;	/* buffer node: flushes out of it */
+	uint32		ft_nsplits;		/* splits of this page (left half keeps it) */
+	uint16		ft_level;		/* 0 = leaf */
+	uint16		ft_nchildren;	/* internal pages: number of pivots */
+	uint16		ft_flags;
+	uint16		ft_page_id;		/* FT_PAGE_ID, for page-kind identification */
+} FtPageOpaqueData;
+
+typedef FtPageOpaqueData *FtPageOpaque;
+
+#define FtPageGetOpaque(page) ((FtPageOpaque) PageGetSpecialPointer(page))
+#define FtPageIsLeaf(opaque)	(((opaque)->ft_flags & FT_PAGE_LEAF) != 0)
+#define FtPageIsBuffer(opaque)	(((opaque)->ft_flags & FT_PAGE_BUFFER) != 0)
+#define FtPageIsRightmost(opaque) ((opaque)->ft_right == InvalidBlockNumber)
+
+#define FT_HIKEY ((OffsetNumber) 1)
+#define FtFirstDataOffset(opaque) \
+	(FtPageIsRightmost(opaque) ? FirstOffsetNumber : OffsetNumberNext(FT_HIKEY))
+/* first message of a buffer node */
+#define FtFirstMsgOffset(opaque) \
+	((OffsetNumber) (FtFirstDataOffset(opaque) + (opaque)->ft_nchildren))
+
+/* Metapage contents, stored right after the page header */
+typedef struct FtMetaData
+{
+	uint32		magic;
+	uint32		version;
+	BlockNumber root;
+	uint32		root_level;		/* 0: the root is a leaf */
+} FtMetaData;
+
+#define FtPageGetMeta(page) ((FtMetaData *) PageGetContents(page))
+
+/* Internal-page pivot: downlink followed by the key (may be empty) */
+typedef struct FtPivotHeader
+{
+	BlockNumber child;
+	uint32		reserved;
+} FtPivotHeader;
+
+#define FT_PIVOT_HDRSZ	MAXALIGN(sizeof(FtPivotHeader))
+
+/* Buffer-node message: header followed by the key */
+typedef struct FtMsgHeader
+{
+	uint64		msn;
+	uint8		type;			/* FT_MSG_INSERT / FT_MSG_DELETE */
+	uint8		reserved[7];
+} FtMsgHeader;
+
+#define FT_MSG_HDRSZ	MAXALIGN(sizeof(FtMsgHeader))
+
+/* Byte accessors for the three item kinds */
+static inline char *
+ft_page_item(Page page, OffsetNumber off, Size *len)
+{
+	ItemId		iid = PageGetItemId(page, off);
+
+	*len = ItemIdGetLength(iid);
+	return (char *) PageGetItem(page, iid);
+}
+
+static inline FtPivotHeader *
+ft_pivot(Page page, OffsetNumber off, char **key, Size *keylen)
+{
+	Size		len;
+	char	   *p = ft_page_item(page, off, &len);
+
+	*key = p + FT_PIVOT_HDRSZ;
+	*keylen = len - FT_PIVOT_HDRSZ;
+	return (FtPivotHeader *) p;
+}
+
+static inline FtMsgHeader *
+ft_msg(Page page, OffsetNumber off, char **key, Size *keylen)
+{
+	Size		len;
+	char	   *p = ft_page_item(page, off, &len);
+
+	*key = p + FT_MSG_HDRSZ;
+	*keylen = len - FT_MSG_HDRSZ;
+	return (FtMsgHeader *) p;
+}
+
+static inline BlockNumber
+ft_child_block(Page page, int childidx)
+{
+	FtPageOpaque opaque = FtPageGetOpaque(page);
+	ItemId		iid = PageGetItemId(page, FtFirstDataOffset(opaque) + childidx);
+
+	return ((FtPivotHeader *) PageGetItem(page, iid))->child;
+}
+
+/* Page-level helpers shared with redo (ft_page.c) */
+extern void ft_page_init(Page page, uint16 flags, uint16 level);
+extern void ft_page_add_item(Page page, const char *item, Size len, OffsetNumber off);
+extern void ft_meta_init(Page page, BlockNumber root, uint32 root_level);
+extern void ft_apply_flush_to_buffer_node(Page page, OffsetNumber slice_first,
+										  uint16 nslice, OffsetNumber pivot_off,
+										  char **pivots, Size *pivotlens,
+										  int npivots, bool count_flush);
+
+#endif							/* FT_PAGE_H */

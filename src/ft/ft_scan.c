@@ -1,0 +1,347 @@
+/*-------------------------------------------------------------------------
+ *
+ * ft_scan.c
+ *	  Ordered scans, forward and backward, merging buffered messages.
+ *
+ * Readers never modify shared pages.  A scan copies the buffer node above
+ * its leaf (under a share lock) BEFORE it reads the leaf, then merges the
+ * copied messages for the leaf's key range into the leaf's items in
+ * backend memory, ignoring messages whose MSN is not above the leaf's
+ * ft_msn (a flush that happened in between already put them in the leaf).
+ * Copying the buffer node first is what makes this safe: a message can
+ * move from the node to the leaf only after our copy, so it is found in
+ * one place or the other (see README).
+ *
+ * The scan keeps its buffer node and its current leaf pinned while it
+ * returns their contents, so VACUUM (which takes cleanup locks) cannot
+ * remove entries under it and let their TIDs be recycled.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "ft/ft_int.h"
+#include "miscadmin.h"
+#include "utils/rel.h"
+
+typedef struct FtScanData
+{
+	FtTree	   *tree;
+	bool		forward;
+	bool		positioned;
+	bool		eof;
+
+	/* copy of the buffer node above the current leaf */
+	PGAlignedBlock bcopy;
+	bool		have_b;
+	Buffer		bpin;
+	char	   *bhigh;			/* its high key, in bcopy; NULL = +inf */
+	Size		bhighlen;
+
+	/* current leaf */
+	PGAlignedBlock lcopy;
+	Buffer		lpin;
+	BlockNumber lright;
+	char	   *lhigh;			/* in lcopy; NULL = +inf */
+	Size		lhighlen;
+	char	   *llow;			/* palloc'd; NULL = -inf */
+	Size		llowlen;
+
+	/* merged items of the current leaf */
+	char	  **items;
+	Size	   *lens;
+	int			nitems;
+	int			pos;			/* next item to return */
+} FtScanData;
+
+FtScan
+ft_scan_begin(FtTree *tree)
+{
+	FtScan		scan = palloc0(sizeof(FtScanData));
+
+	scan->tree = tree;
+	scan->bpin = InvalidBuffer;
+	scan->lpin = InvalidBuffer;
+	return scan;
+}
+
+/* Drop pins and forget the position */
+void
+ft_scan_release(FtScan scan)
+{
+	if (BufferIsValid(scan->lpin))
+		ReleaseBuffer(scan->lpin);
+	if (BufferIsValid(scan->bpin))
+		ReleaseBuffer(scan->bpin);
+	scan->lpin = InvalidBuffer;
+	scan->bpin = InvalidBuffer;
+	scan->have_b = false;
+	scan->positioned = false;
+	scan->eof = false;
+	if (scan->llow)
+		pfree(scan->llow);
+	scan->llow = NULL;
+	if (scan->items)
+	{
+		pfree(scan->items);
+		pfree(scan->lens);
+	}
+	scan->items = NULL;
+	scan->lens = NULL;
+	scan->nitems = 0;
+}
+
+void
+ft_scan_end(FtScan scan)
+{
+	ft_scan_release(scan);
+	pfree(scan);
+}
+
+/*
+ * Adopt a descent result: the leaf (share-locked) and, if the tree has a
+ * buffer level, the pinned buffer node whose copy is in scan->bcopy.
+ */
+static void
+load_leaf(FtScan scan, FtDescent *d)
+{
+	FtTree	   *tree = scan->tree;
+	Page		lpage;
+	FtPageOpaque lopaque;
+	Page		bpage = NULL;
+	OffsetNumber first = 0;
+	OffsetNumber end = 0;
+	int			maxitems;
+	uint64		maxmsn;
+
+	if (BufferIsValid(d->parent))
+	{
+		FtPageOpaque bop = FtPageGetOpaque(scan->bcopy.data);
+
+		if (BufferIsValid(scan->bpin))
+			ReleaseBuffer(scan->bpin);
+		scan->bpin = d->parent;
+		scan->have_b = true;
+		if (FtPageIsRightmost(bop))
+			scan->bhigh = NULL;
+		else
+			scan->bhigh = ft_page_item(scan->bcopy.data, FT_HIKEY, &scan->bhighlen);
+	}
+	else if (!scan->have_b && BufferIsValid(scan->bpin))
+	{
+		ReleaseBuffer(scan->bpin);
+		scan->bpin = InvalidBuffer;
+	}
+
+	/* copy the leaf and keep only a pin */
+	memcpy(scan->lcopy.data, BufferGetPage(d->buf), BLCKSZ);
+	LockBuffer(d->buf, BUFFER_LOCK_UNLOCK);
+	if (BufferIsValid(scan->lpin))
+		ReleaseBuffer(scan->lpin);
+	scan->lpin = d->buf;
+
+	lpage = scan->lcopy.data;
+	lopaque = FtPageGetOpaque(lpage);
+	scan->lright = lopaque->ft_right;
+	if (FtPageIsRightmost(lopaque))
+		scan->lhigh = NULL;
+	else
+		scan->lhigh = ft_page_item(lpage, FT_HIKEY, &scan->lhighlen);
+	if (scan->llow)
+		pfree(scan->llow);
+	scan->llow = d->lowkey;
+	scan->llowlen = d->lowkeylen;
+	d->lowkey = NULL;
+
+	/* the copied messages that fall into this leaf's range */
+	if (scan->have_b)
+	{
+		bpage = scan->bcopy.data;
+		if (scan->llow)
+			first = ft_msg_bound(tree, bpage, scan->llow, scan->llowlen, false);
+		else
+			first = FtFirstMsgOffset(FtPageGetOpaque(bpage));
+		if (scan->lhigh)
+			end = ft_msg_bound(tree, bpage, scan->lhigh, scan->lhighlen, false);
+		else
+			end = PageGetMaxOffsetNumber(bpage) + 1;
+		if (end < first)
+			end = first;
+	}
+
+	maxitems = PageGetMaxOffsetNumber(lpage) + (end - first) + 1;
+	if (scan->items)
+	{
+		pfree(scan->items);
+		pfree(scan->lens);
+	}
+	scan->items = palloc(sizeof(char *) * maxitems);
+	scan->lens = palloc(sizeof(Size) * maxitems);
+	scan->nitems = ft_merge_leaf(tree, lpage, bpage, first, end, NULL, 0,
+								 scan->items, scan->lens, &maxmsn);
+}
+
+static void
+descend_and_load(FtScan scan, const char *key, Size len, bool strict)
+{
+	FtDescent	d;
+
+	/*
+	 * Drop our pins first: VACUUM may hold a buffer node's cleanup lock
+	 * while waiting for the pins on its children to go away, so we must not
+	 * wait for a buffer-node lock while pinning a leaf.
+	 */
+	if (BufferIsValid(scan->lpin))
+		ReleaseBuffer(scan->lpin);
+	if (BufferIsValid(scan->bpin))
+		ReleaseBuffer(scan->bpin);
+	scan->lpin = InvalidBuffer;
+	scan->bpin = InvalidBuffer;
+	scan->have_b = false;
+
+	ft_descend_copy(scan->tree, key, len, strict, 0, BUFFER_LOCK_SHARE, &d,
+					scan->bcopy.data);
+	load_leaf(scan, &d);
+}
+
+/*
+ * Position the scan.  forward: before the first item >= key; backward:
+ * at the last item < key.  key NULL: the start (forward) or end (backward)
+ * of the tree.
+ */
+void
+ft_scan_seek(FtScan scan, const char *key, Size keylen, bool forward)
+{
+	FtTree	   *tree = scan->tree;
+
+	ft_scan_release(scan);
+	scan->forward = forward;
+	scan->positioned = true;
+
+	if (forward)
+	{
+		descend_and_load(scan, key ? key : "", key ? keylen : 0, false);
+		scan->pos = 0;
+		if (key)
+		{
+			while (scan->pos < scan->nitems &&
+				   ft_cmp(tree, scan->items[scan->pos], scan->lens[scan->pos],
+						  key, keylen) < 0)
+				scan->pos++;
+		}
+	}
+	else
+	{
+		descend_and_load(scan, key, keylen, true);
+		scan->pos = scan->nitems - 1;
+		if (key)
+		{
+			while (scan->pos >= 0 &&
+				   ft_cmp(tree, scan->items[scan->pos], scan->lens[scan->pos],
+						  key, keylen) >= 0)
+				scan->pos--;
+		}
+	}
+}
+
+/*
+ * Move to the next leaf in scan direction; false at the end of the tree.
+ */
+static bool
+step_leaf(FtScan scan)
+{
+	FtTree	   *tree = scan->tree;
+
+	CHECK_FOR_INTERRUPTS();
+	if (scan->forward)
+	{
+		char	   *boundary;
+		Size		blen;
+
+		if (scan->lhigh == NULL)
+			return false;
+		boundary = palloc(scan->lhighlen);
+		memcpy(boundary, scan->lhigh, scan->lhighlen);
+		blen = scan->lhighlen;
+
+		if (scan->have_b &&
+			(scan->bhigh == NULL ||
+			 ft_cmp(tree, boundary, blen, scan->bhigh, scan->bhighlen) < 0))
+		{
+			/* same buffer node: follow the right link */
+			FtDescent	d;
+
+			memset(&d, 0, sizeof(d));
+			d.buf = ft_getbuf(tree, scan->lright, BUFFER_LOCK_SHARE);
+			d.parent = InvalidBuffer;
+			d.lowkey = boundary;
+			d.lowkeylen = blen;
+			load_leaf(scan, &d);
+		}
+		else
+		{
+			/* next buffer node (or no buffer level): descend again */
+			descend_and_load(scan, boundary, blen, false);
+			pfree(boundary);
+		}
+		scan->pos = 0;
+		return true;
+	}
+	else
+	{
+		char	   *boundary;
+		Size		blen;
+		int			i;
+
+		if (scan->llow == NULL)
+			return false;
+		boundary = scan->llow;
+		blen = scan->llowlen;
+		scan->llow = NULL;
+		descend_and_load(scan, boundary, blen, true);
+		/* keep only items below where we came from */
+		for (i = scan->nitems; i > 0; i--)
+		{
+			if (ft_cmp(tree, scan->items[i - 1], scan->lens[i - 1],
+					   boundary, blen) < 0)
+				break;
+		}
+		scan->nitems = i;
+		scan->pos = scan->nitems - 1;
+		pfree(boundary);
+		return true;
+	}
+}
+
+/*
+ * Return the next item in scan direction.  The pointer stays valid until
+ * the next call.
+ */
+bool
+ft_scan_next(FtScan scan, const char **item, Size *len)
+{
+	if (!scan->positioned || scan->eof)
+		return false;
+	for (;;)
+	{
+		if (scan->forward && scan->pos < scan->nitems)
+		{
+			*item = scan->items[scan->pos];
+			*len = scan->lens[scan->pos];
+			scan->pos++;
+			return true;
+		}
+		if (!scan->forward && scan->pos >= 0 && scan->nitems > 0)
+		{
+			*item = scan->items[scan->pos];
+			*len = scan->lens[scan->pos];
+			scan->pos--;
+			return true;
+		}
+		if (!step_leaf(scan))
+		{
+			scan->eof = true;
+			return false;
+		}
+	}
+}

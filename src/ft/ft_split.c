@@ -1,0 +1,403 @@
+/*-------------------------------------------------------------------------
+ *
+ * ft_split.c
+ *	  Pre-emptive, top-down splits of internal pages and root growth.
+ *
+ * Nothing ever locks upward.  An operation that needs room in an internal
+ * page (a buffer node that must take new pivots, or the root leaf that is
+ * full) calls ft_make_room, which walks from the root to the target with
+ * exclusive locks, coupling parent and child, and splits every page on the
+ * way that could not take one more pivot.  The parent of each split was
+ * made roomy the same way one step earlier, so a new pivot always fits.
+ * Each split is one WAL record with whole images of the pages involved.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "ft/ft_int.h"
+#include "miscadmin.h"
+#include "utils/rel.h"
+#include "wal/ft_xlog.h"
+
+static Size
+pivot_bytes(Page page)
+{
+	FtPageOpaque opaque = FtPageGetOpaque(page);
+	OffsetNumber first = FtFirstDataOffset(opaque);
+	Size		bytes = 0;
+	int			i;
+
+	for (i = 0; i < opaque->ft_nchildren; i++)
+		bytes += ft_item_space(ItemIdGetLength(PageGetItemId(page, first + i)));
+	return bytes;
+}
+
+/*
+ * Must this page be split before an operation below it may add a pivot to
+ * it?  force: the caller found a buffer node unable to take pivots.
+ */
+static bool
+needs_split(Page page, bool force, Size itemlen)
+{
+	FtPageOpaque opaque = FtPageGetOpaque(page);
+
+	if (FtPageIsLeaf(opaque))
+		return force || PageGetExactFreeSpace(page) < ft_item_space(itemlen);
+	if (FtPageIsBuffer(opaque))
+		return opaque->ft_nchildren >= 2 &&
+			(force || pivot_bytes(page) > FT_BUFFER_PIVOT_LIMIT);
+	return PageGetExactFreeSpace(page) < FT_PIVOT_RESERVE;
+}
+
+/* buffer-node split also due to fanout; needs the tree's settings */
+static bool
+node_needs_split(FtTree *tree, Page page, bool force, Size itemlen)
+{
+	FtPageOpaque opaque = FtPageGetOpaque(page);
+
+	if (FtPageIsBuffer(opaque) && opaque->ft_nchildren >= tree->fanout &&
+		opaque->ft_nchildren >= 2)
+		return true;
+	return needs_split(page, force, itemlen);
+}
+
+/*
+ * Build the two halves of an internal page split at child index m into
+ * left and right (scratch pages).  The separator is pivot m's key; the
+ * right page's first pivot loses its key (minus infinity of that page).
+ */
+static void
+build_internal_halves(FtTree *tree, Page src, int m, BlockNumber rightblk,
+					  Page left, Page right, char **sep, Size *seplen)
+{
+	FtPageOpaque sop = FtPageGetOpaque(src);
+	FtPageOpaque lop;
+	FtPageOpaque rop;
+	OffsetNumber first = FtFirstDataOffset(sop);
+	OffsetNumber maxoff = PageGetMaxOffsetNumber(src);
+	OffsetNumber msgsplit = InvalidOffsetNumber;
+	OffsetNumber off;
+	OffsetNumber loff = FirstOffsetNumber;
+	OffsetNumber roff = FirstOffsetNumber;
+	char	   *key;
+	Size		keylen;
+	FtPivotHeader *ph;
+	int			i;
+
+	ph = ft_pivot(src, first + m, &key, &keylen);
+	Assert(keylen > 0);
+	*sep = key;
+	*seplen = keylen;
+
+	ft_page_init(left, sop->ft_flags, sop->ft_level);
+	ft_page_init(right, sop->ft_flags, sop->ft_level);
+	lop = FtPageGetOpaque(left);
+	rop = FtPageGetOpaque(right);
+	lop->ft_msn = rop->ft_msn = sop->ft_msn;
+	lop->ft_nflushes = sop->ft_nflushes;
+	lop->ft_nsplits = sop->ft_nsplits + 1;
+	lop->ft_right = rightblk;
+	rop->ft_right = sop->ft_right;
+
+	/* high keys */
+	ft_page_add_item(left, key, keylen, loff++);
+	if (!FtPageIsRightmost(sop))
+	{
+		Size		hlen;
+		char	   *hikey = ft_page_item(src, FT_HIKEY, &hlen);
+
+		ft_page_add_item(right, hikey, hlen, roff++);
+	}
+
+	/* pivots */
+	for (i = 0; i < sop->ft_nchildren; i++)
+	{
+		Size		len;
+		char	   *item = ft_page_item(src, first + i, &len);
+
+		if (i < m)
+			ft_page_add_item(left, item, len, loff++);
+		else if (i == m)
+		{
+			FtPivotHeader h = *ph;
+
+			/* key becomes the right page's implicit lower bound */
+			ft_page_add_item(right, (char *) &h, FT_PIVOT_HDRSZ, roff++);
+		}
+		else
+			ft_page_add_item(right, item, len, roff++);
+	}
+	lop->ft_nchildren = m;
+	rop->ft_nchildren = sop->ft_nchildren - m;
+
+	/* messages: those with key >= separator go right */
+	if (FtPageIsBuffer(sop))
+	{
+		msgsplit = ft_msg_bound(tree, src, key, keylen, false);
+		for (off = FtFirstMsgOffset(sop); off <= maxoff; off++)
+		{
+			Size		len;
+			char	   *item = ft_page_item(src, off, &len);
+
+			if (off < msgsplit)
+				ft_page_add_item(left, item, len, loff++);
+			else
+				ft_page_add_item(right, item, len, roff++);
+		}
+	}
+}
+
+/*
+ * Choose the child index at which to split an internal page: balance the
+ * bytes of pivots and their message slices.
+ */
+static int
+choose_split_child(FtTree *tree, Page page)
+{
+	FtPageOpaque opaque = FtPageGetOpaque(page);
+	OffsetNumber first = FtFirstDataOffset(opaque);
+	Size	   *bytes = palloc0(sizeof(Size) * opaque->ft_nchildren);
+	Size		total = 0;
+	Size		acc = 0;
+	int			i;
+
+	for (i = 0; i < opaque->ft_nchildren; i++)
+	{
+		bytes[i] = ft_item_space(ItemIdGetLength(PageGetItemId(page, first + i)));
+		if (FtPageIsBuffer(opaque))
+		{
+			OffsetNumber s;
+			OffsetNumber e;
+			OffsetNumber off;
+
+			ft_slice_range(tree, page, i, &s, &e);
+			for (off = s; off < e; off++)
+				bytes[i] += ft_item_space(ItemIdGetLength(PageGetItemId(page, off)));
+		}
+		total += bytes[i];
+	}
+	for (i = 0; i < opaque->ft_nchildren - 1; i++)
+	{
+		acc += bytes[i];
+		if (acc >= total / 2)
+			break;
+	}
+	pfree(bytes);
+	/* split before child i+1, i.e. children 0..i stay left */
+	return Max(1, Min(i + 1, opaque->ft_nchildren - 1));
+}
+
+/*
+ * Split internal page cbuf, child childidx of parent pbuf (both exclusive).
+ * Returns the half whose range holds key, still exclusively locked; the
+ * other half is released.
+ */
+static Buffer
+split_internal(FtTree *tree, Buffer pbuf, int childidx, Buffer cbuf,
+			   const char *key, Size len)
+{
+	Page		ppage = BufferGetPage(pbuf);
+	Page		cpage = BufferGetPage(cbuf);
+	PGAlignedBlock src;
+	PGAlignedBlock left;
+	PGAlignedBlock right;
+	PGAlignedBlock pivot;
+	Buffer		rbuf;
+	char	   *sep;
+	Size		seplen;
+	int			m;
+	FtPivotHeader *ph = (FtPivotHeader *) pivot.data;
+	Buffer		bufs[3];
+
+	memcpy(src.data, cpage, BLCKSZ);
+	m = choose_split_child(tree, src.data);
+	rbuf = ft_newbuf(tree);
+	build_internal_halves(tree, src.data, m, BufferGetBlockNumber(rbuf),
+						  left.data, right.data, &sep, &seplen);
+	memset(ph, 0, FT_PIVOT_HDRSZ);
+	ph->child = BufferGetBlockNumber(rbuf);
+	memcpy(pivot.data + FT_PIVOT_HDRSZ, sep, seplen);
+
+	START_CRIT_SECTION();
+	memcpy(cpage, left.data, BLCKSZ);
+	memcpy(BufferGetPage(rbuf), right.data, BLCKSZ);
+	ft_page_add_item(ppage, pivot.data, FT_PIVOT_HDRSZ + seplen,
+					 FtFirstDataOffset(FtPageGetOpaque(ppage)) + childidx + 1);
+	FtPageGetOpaque(ppage)->ft_nchildren++;
+	MarkBufferDirty(pbuf);
+	MarkBufferDirty(cbuf);
+	MarkBufferDirty(rbuf);
+	bufs[0] = pbuf;
+	bufs[1] = cbuf;
+	bufs[2] = rbuf;
+	ftxlog_images(tree->rel, bufs, 3, FT_IMAGES_SPLIT);
+	END_CRIT_SECTION();
+
+	if (ft_cmp(tree, key, len, sep, seplen) >= 0)
+	{
+		UnlockReleaseBuffer(cbuf);
+		return rbuf;
+	}
+	UnlockReleaseBuffer(rbuf);
+	return cbuf;
+}
+
+/*
+ * Split the root (exclusively locked, with the metapage) and put a new
+ * root above the two halves.  Works for a root leaf (the new root is a
+ * buffer node) and for internal roots (the new root is a routing node).
+ */
+static void
+split_root(FtTree *tree, Buffer metabuf, Buffer rootbuf)
+{
+	Page		rpage = BufferGetPage(rootbuf);
+	FtPageOpaque ropaque = FtPageGetOpaque(rpage);
+	uint16		level = ropaque->ft_level;
+	PGAlignedBlock src;
+	PGAlignedBlock left;
+	PGAlignedBlock right;
+	PGAlignedBlock pivot;
+	PGAlignedBlock newroot;
+	Buffer		rightbuf;
+	Buffer		newrootbuf;
+	char	   *sep;
+	Size		seplen;
+	FtPivotHeader *ph = (FtPivotHeader *) pivot.data;
+	FtPageOpaque nop;
+	Buffer		bufs[4];
+
+	memcpy(src.data, rpage, BLCKSZ);
+	rightbuf = ft_newbuf(tree);
+	newrootbuf = ft_newbuf(tree);
+
+	if (level == 0)
+	{
+		/* split a root leaf in half by bytes */
+		OffsetNumber maxoff = PageGetMaxOffsetNumber(src.data);
+		OffsetNumber off;
+		Size		total = 0;
+		Size		acc = 0;
+		OffsetNumber splitoff;
+		char	  **items = palloc(sizeof(char *) * maxoff);
+		Size	   *lens = palloc(sizeof(Size) * maxoff);
+		int			n = 0;
+		FtPageOpaqueData t = *FtPageGetOpaque(src.data);
+
+		Assert(FtPageIsRightmost(&t));
+		for (off = FirstOffsetNumber; off <= maxoff; off++)
+		{
+			items[n] = ft_page_item(src.data, off, &lens[n]);
+			total += ft_item_space(lens[n]);
+			n++;
+		}
+		if (n < 2)
+			elog(ERROR, "fractam: cannot split a root leaf with %d items", n);
+		for (splitoff = 0; splitoff < n - 1; splitoff++)
+		{
+			acc += ft_item_space(lens[splitoff]);
+			if (acc >= total * tree->fillfactor / 100 ||
+				acc >= total / 2)
+				break;
+		}
+		splitoff = Max(1, Min(splitoff + 1, n - 1));
+		sep = items[splitoff];
+		seplen = lens[splitoff];
+
+		t.ft_right = BufferGetBlockNumber(rightbuf);
+		t.ft_nsplits++;
+		ft_rewrite_leaf_page(left.data, &t, items, lens, splitoff, sep, seplen);
+		t.ft_right = InvalidBlockNumber;
+		t.ft_nsplits = 0;
+		t.ft_nflushes = 0;
+		ft_rewrite_leaf_page(right.data, &t, items + splitoff, lens + splitoff,
+							 n - splitoff, NULL, 0);
+		/* the new root is the tree's first buffer node */
+		ft_page_init(newroot.data, FT_PAGE_BUFFER, 1);
+		FtPageGetOpaque(newroot.data)->ft_msn = t.ft_msn;
+	}
+	else
+	{
+		int			m = choose_split_child(tree, src.data);
+
+		build_internal_halves(tree, src.data, m, BufferGetBlockNumber(rightbuf),
+							  left.data, right.data, &sep, &seplen);
+		ft_page_init(newroot.data, FT_PAGE_ROUTING, level + 1);
+	}
+
+	/* the new root: (-inf -> left), (sep -> right) */
+	nop = FtPageGetOpaque(newroot.data);
+	memset(ph, 0, FT_PIVOT_HDRSZ);
+	ph->child = BufferGetBlockNumber(rootbuf);
+	ft_page_add_item(newroot.data, pivot.data, FT_PIVOT_HDRSZ, FirstOffsetNumber);
+	ph->child = BufferGetBlockNumber(rightbuf);
+	memcpy(pivot.data + FT_PIVOT_HDRSZ, sep, seplen);
+	ft_page_add_item(newroot.data, pivot.data, FT_PIVOT_HDRSZ + seplen,
+					 OffsetNumberNext(FirstOffsetNumber));
+	nop->ft_nchildren = 2;
+
+	START_CRIT_SECTION();
+	memcpy(rpage, left.data, BLCKSZ);
+	memcpy(BufferGetPage(rightbuf), right.data, BLCKSZ);
+	memcpy(BufferGetPage(newrootbuf), newroot.data, BLCKSZ);
+	FtPageGetMeta(BufferGetPage(metabuf))->root = BufferGetBlockNumber(newrootbuf);
+	FtPageGetMeta(BufferGetPage(metabuf))->root_level = level + 1;
+	MarkBufferDirty(metabuf);
+	MarkBufferDirty(rootbuf);
+	MarkBufferDirty(rightbuf);
+	MarkBufferDirty(newrootbuf);
+	bufs[0] = metabuf;
+	bufs[1] = newrootbuf;
+	bufs[2] = rootbuf;
+	bufs[3] = rightbuf;
+	ftxlog_images(tree->rel, bufs, 4, FT_IMAGES_NEWROOT);
+	END_CRIT_SECTION();
+
+	UnlockReleaseBuffer(rightbuf);
+	UnlockReleaseBuffer(newrootbuf);
+}
+
+/*
+ * Make room on the path to key (see the file header).  force asks for the
+ * buffer node on the path (or the root leaf) to be split even if it does
+ * not look full: its caller could not fit new pivots or an item in it.
+ */
+void
+ft_make_room(FtTree *tree, const char *key, Size len, bool force)
+{
+	Buffer		metabuf;
+	Buffer		buf;
+	FtMetaData *meta;
+	BlockNumber root;
+	uint32		level;
+
+	metabuf = ft_getbuf(tree, FT_METAPAGE_BLKNO, BUFFER_LOCK_EXCLUSIVE);
+	meta = FtPageGetMeta(BufferGetPage(metabuf));
+	root = meta->root;
+	level = meta->root_level;
+	buf = ft_getbuf(tree, root, BUFFER_LOCK_EXCLUSIVE);
+	if (node_needs_split(tree, BufferGetPage(buf), force && level <= 1, len))
+	{
+		split_root(tree, metabuf, buf);
+		UnlockReleaseBuffer(buf);
+		UnlockReleaseBuffer(metabuf);
+		return;
+	}
+	UnlockReleaseBuffer(metabuf);
+
+	while (level > 1)
+	{
+		Page		page = BufferGetPage(buf);
+		int			childidx = ft_child_index(tree, page, key, len, false);
+		Buffer		cbuf = ft_getbuf(tree, ft_child_block(page, childidx),
+									 BUFFER_LOCK_EXCLUSIVE);
+
+		CHECK_FOR_INTERRUPTS();
+		if (node_needs_split(tree, BufferGetPage(cbuf), force && level - 1 == 1, len))
+			cbuf = split_internal(tree, buf, childidx, cbuf, key, len);
+		UnlockReleaseBuffer(buf);
+		buf = cbuf;
+		level--;
+	}
+	UnlockReleaseBuffer(buf);
+}

@@ -1,0 +1,88 @@
+/*-------------------------------------------------------------------------
+ *
+ * ft_desc.c
+ *	  rm_desc and rm_identify for fractam's WAL records.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "wal/ft_xlog.h"
+
+void
+ft_desc(StringInfo buf, XLogReaderState *record)
+{
+	char	   *rec = XLogRecGetData(record);
+	uint8		info = XLogRecGetInfo(record) & ~XLR_INFO_MASK;
+
+	switch (info)
+	{
+		case XLOG_FT_INSERT:
+			{
+				xl_ft_insert *xlrec = (xl_ft_insert *) rec;
+
+				appendStringInfo(buf, "off %u", xlrec->offnum);
+				if (xlrec->flags & FT_XL_SET_MSN)
+					appendStringInfo(buf, ", msn " UINT64_FORMAT, xlrec->msn);
+				break;
+			}
+		case XLOG_FT_FLUSH:
+			{
+				xl_ft_flush *xlrec = (xl_ft_flush *) rec;
+
+				appendStringInfo(buf, "slice off %u n %u, pivots at %u n %u, leaves %u%s",
+								 xlrec->slice_first, xlrec->nslice,
+								 xlrec->pivot_off, xlrec->npivots,
+								 xlrec->nleaves,
+								 (xlrec->flags & FT_XL_COUNT_FLUSH) ? "" : " (direct split)");
+				break;
+			}
+		case XLOG_FT_IMAGES:
+			{
+				xl_ft_images *xlrec = (xl_ft_images *) rec;
+				const char *reason;
+
+				switch (xlrec->reason)
+				{
+					case FT_IMAGES_BUILD:
+						reason = "build";
+						break;
+					case FT_IMAGES_SPLIT:
+						reason = "split";
+						break;
+					case FT_IMAGES_NEWROOT:
+						reason = "new root";
+						break;
+					default:
+						reason = "unknown";
+						break;
+				}
+				appendStringInfo(buf, "%s, %u blocks", reason, xlrec->nblocks);
+				break;
+			}
+		case XLOG_FT_VACUUM:
+			{
+				xl_ft_vacuum *xlrec = (xl_ft_vacuum *) rec;
+
+				appendStringInfo(buf, "ndeleted %u", xlrec->ndeleted);
+				break;
+			}
+	}
+}
+
+const char *
+ft_identify(uint8 info)
+{
+	switch (info & ~XLR_INFO_MASK)
+	{
+		case XLOG_FT_INSERT:
+			return "INSERT";
+		case XLOG_FT_FLUSH:
+			return "FLUSH";
+		case XLOG_FT_IMAGES:
+			return "IMAGES";
+		case XLOG_FT_VACUUM:
+			return "VACUUM";
+	}
+	return NULL;
+}

@@ -1,0 +1,181 @@
+/*-------------------------------------------------------------------------
+ *
+ * ft_redo.c
+ *	  Redo and masking for fractam's WAL records.
+ *
+ * Redo is deterministic and reads no catalogs: it applies the same page
+ * helpers (src/ft/ft_page.c) as the do side, so the pages it produces are
+ * byte-identical, which wal_consistency_checking verifies through ft_mask.
+ * All blocks of a multi-page record are locked together, in registration
+ * order (top-down, left to right), so hot-standby readers never see half
+ * of a flush.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/bufmask.h"
+#include "access/xlogutils.h"
+#include "ft/ft_page.h"
+#include "storage/bufmgr.h"
+#include "wal/ft_xlog.h"
+
+static void
+ft_redo_insert(XLogReaderState *record)
+{
+	XLogRecPtr	lsn = record->EndRecPtr;
+	xl_ft_insert *xlrec = (xl_ft_insert *) XLogRecGetData(record);
+	Buffer		buf;
+
+	if (XLogReadBufferForRedo(record, 0, &buf) == BLK_NEEDS_REDO)
+	{
+		Page		page = BufferGetPage(buf);
+		Size		len;
+		char	   *item = XLogRecGetBlockData(record, 0, &len);
+
+		ft_page_add_item(page, item, len, xlrec->offnum);
+		if (xlrec->flags & FT_XL_SET_MSN)
+			FtPageGetOpaque(page)->ft_msn = xlrec->msn;
+		PageSetLSN(page, lsn);
+		MarkBufferDirty(buf);
+	}
+	if (BufferIsValid(buf))
+		UnlockReleaseBuffer(buf);
+}
+
+static void
+ft_redo_flush(XLogReaderState *record)
+{
+	XLogRecPtr	lsn = record->EndRecPtr;
+	xl_ft_flush *xlrec = (xl_ft_flush *) XLogRecGetData(record);
+	Buffer		bbuf;
+	Buffer		leaves[FT_MAX_RECORD_BLOCKS];
+	int			i;
+
+	if (XLogReadBufferForRedo(record, 0, &bbuf) == BLK_NEEDS_REDO)
+	{
+		Page		page = BufferGetPage(bbuf);
+		Size		datalen;
+		char	   *data = XLogRecGetBlockData(record, 0, &datalen);
+		char	   *pivots[FT_MAX_RECORD_BLOCKS];
+		Size		lens[FT_MAX_RECORD_BLOCKS];
+		PGAlignedBlock scratch;
+		char	   *dst = scratch.data;
+
+		for (i = 0; i < xlrec->npivots; i++)
+		{
+			uint16		len;
+
+			memcpy(&len, data, sizeof(uint16));
+			data += sizeof(uint16);
+			memcpy(dst, data, len);		/* realign */
+			pivots[i] = dst;
+			lens[i] = len;
+			data += len;
+			dst += MAXALIGN(len);
+		}
+		ft_apply_flush_to_buffer_node(page, xlrec->slice_first, xlrec->nslice,
+									  xlrec->pivot_off, pivots, lens,
+									  xlrec->npivots,
+									  (xlrec->flags & FT_XL_COUNT_FLUSH) != 0);
+		PageSetLSN(page, lsn);
+		MarkBufferDirty(bbuf);
+	}
+	for (i = 0; i < xlrec->nleaves; i++)
+	{
+		if (XLogReadBufferForRedo(record, i + 1, &leaves[i]) != BLK_RESTORED)
+			elog(ERROR, "fractam redo: flush record without leaf image for block %d",
+				 i + 1);
+	}
+	for (i = 0; i < xlrec->nleaves; i++)
+		UnlockReleaseBuffer(leaves[i]);
+	if (BufferIsValid(bbuf))
+		UnlockReleaseBuffer(bbuf);
+}
+
+static void
+ft_redo_images(XLogReaderState *record)
+{
+	xl_ft_images *xlrec = (xl_ft_images *) XLogRecGetData(record);
+	Buffer		bufs[FT_MAX_RECORD_BLOCKS];
+	int			i;
+
+	for (i = 0; i < xlrec->nblocks; i++)
+	{
+		if (XLogReadBufferForRedo(record, i, &bufs[i]) != BLK_RESTORED)
+			elog(ERROR, "fractam redo: image record without image for block %d", i);
+	}
+	for (i = 0; i < xlrec->nblocks; i++)
+		UnlockReleaseBuffer(bufs[i]);
+}
+
+static void
+ft_redo_vacuum(XLogReaderState *record)
+{
+	XLogRecPtr	lsn = record->EndRecPtr;
+	xl_ft_vacuum *xlrec = (xl_ft_vacuum *) XLogRecGetData(record);
+	Buffer		buf;
+
+	if (XLogReadBufferForRedo(record, 0, &buf) == BLK_NEEDS_REDO)
+	{
+		Page		page = BufferGetPage(buf);
+		Size		len;
+		OffsetNumber offsets[MaxOffsetNumber];
+		char	   *data = XLogRecGetBlockData(record, 0, &len);
+
+		Assert(len == xlrec->ndeleted * sizeof(OffsetNumber));
+		memcpy(offsets, data, xlrec->ndeleted * sizeof(OffsetNumber));
+		PageIndexMultiDelete(page, offsets, xlrec->ndeleted);
+		PageSetLSN(page, lsn);
+		MarkBufferDirty(buf);
+	}
+	if (BufferIsValid(buf))
+		UnlockReleaseBuffer(buf);
+}
+
+void
+ft_redo(XLogReaderState *record)
+{
+	uint8		info = XLogRecGetInfo(record) & ~XLR_INFO_MASK;
+
+	switch (info)
+	{
+		case XLOG_FT_INSERT:
+			ft_redo_insert(record);
+			break;
+		case XLOG_FT_FLUSH:
+			ft_redo_flush(record);
+			break;
+		case XLOG_FT_IMAGES:
+			ft_redo_images(record);
+			break;
+		case XLOG_FT_VACUUM:
+			ft_redo_vacuum(record);
+			break;
+		default:
+			elog(PANIC, "fractam redo: unknown record type %u", info);
+	}
+}
+
+/*
+ * Mask a page for wal_consistency_checking.  fractam sets no hint bits and
+ * keeps no state outside the line pointers, items and special space, so
+ * only the LSN, checksum and unused space need masking.
+ */
+void
+ft_mask(char *pagedata, BlockNumber blkno)
+{
+	mask_page_lsn_and_checksum(pagedata);
+	mask_page_hint_bits(pagedata);
+	mask_unused_space(pagedata);
+}
+
+void
+ft_xlog_startup(void)
+{
+}
+
+void
+ft_xlog_cleanup(void)
+{
+}

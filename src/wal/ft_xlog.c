@@ -1,0 +1,129 @@
+/*-------------------------------------------------------------------------
+ *
+ * ft_xlog.c
+ *	  Construction of fractam WAL records (the "do" side).
+ *
+ * Each function is called inside the caller's critical section, after the
+ * pages were changed and marked dirty; it inserts the record and stamps
+ * the pages with its LSN.  Relations that need no WAL (temporary,
+ * unlogged, or created in this transaction at wal_level=minimal) log
+ * nothing.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/xloginsert.h"
+#include "storage/bufmgr.h"
+#include "utils/rel.h"
+#include "wal/ft_xlog.h"
+
+void
+ftxlog_reserve(Relation rel, int nblocks)
+{
+	if (RelationNeedsWAL(rel) && nblocks > XLR_NORMAL_MAX_BLOCK_ID + 1)
+		XLogEnsureRecordSpace(nblocks - 1, nblocks + XLR_NORMAL_RDATAS);
+}
+
+void
+ftxlog_insert(Relation rel, Buffer buf, OffsetNumber off,
+			  const char *item, Size len, bool setmsn, uint64 msn)
+{
+	xl_ft_insert xlrec;
+	XLogRecPtr	recptr;
+
+	if (!RelationNeedsWAL(rel))
+		return;
+	xlrec.msn = msn;
+	xlrec.offnum = off;
+	xlrec.flags = setmsn ? FT_XL_SET_MSN : 0;
+
+	XLogBeginInsert();
+	XLogRegisterData((char *) &xlrec, sizeof(xlrec));
+	XLogRegisterBuffer(0, buf, REGBUF_STANDARD);
+	XLogRegisterBufData(0, (char *) item, len);
+	recptr = XLogInsert(RM_FRACTAM_ID, XLOG_FT_INSERT);
+	PageSetLSN(BufferGetPage(buf), recptr);
+}
+
+void
+ftxlog_flush(Relation rel, Buffer bbuf, OffsetNumber slice_first,
+			 uint16 nslice, OffsetNumber pivot_off,
+			 char **pivots, Size *pivotlens, int npivots,
+			 Buffer *leaves, int nleaves, bool count_flush)
+{
+	xl_ft_flush xlrec;
+	XLogRecPtr	recptr;
+	uint16		lens[FT_MAX_RECORD_BLOCKS];
+	int			i;
+
+	if (!RelationNeedsWAL(rel))
+		return;
+	Assert(nleaves + 1 <= FT_MAX_RECORD_BLOCKS);
+	Assert(npivots <= FT_MAX_RECORD_BLOCKS);
+
+	xlrec.slice_first = slice_first;
+	xlrec.nslice = nslice;
+	xlrec.pivot_off = pivot_off;
+	xlrec.npivots = npivots;
+	xlrec.nleaves = nleaves;
+	xlrec.flags = count_flush ? FT_XL_COUNT_FLUSH : 0;
+
+	XLogBeginInsert();
+	XLogRegisterData((char *) &xlrec, sizeof(xlrec));
+	XLogRegisterBuffer(0, bbuf, REGBUF_STANDARD);
+	for (i = 0; i < npivots; i++)
+	{
+		lens[i] = (uint16) pivotlens[i];
+		XLogRegisterBufData(0, (char *) &lens[i], sizeof(uint16));
+		XLogRegisterBufData(0, pivots[i], pivotlens[i]);
+	}
+	/* rewritten leaves: one whole image each, never an FPI plus a delta */
+	for (i = 0; i < nleaves; i++)
+		XLogRegisterBuffer(i + 1, leaves[i],
+						   REGBUF_FORCE_IMAGE | REGBUF_STANDARD);
+	recptr = XLogInsert(RM_FRACTAM_ID, XLOG_FT_FLUSH);
+
+	PageSetLSN(BufferGetPage(bbuf), recptr);
+	for (i = 0; i < nleaves; i++)
+		PageSetLSN(BufferGetPage(leaves[i]), recptr);
+}
+
+void
+ftxlog_images(Relation rel, Buffer *bufs, int nbufs, uint16 reason)
+{
+	xl_ft_images xlrec;
+	XLogRecPtr	recptr;
+	int			i;
+
+	if (!RelationNeedsWAL(rel))
+		return;
+	Assert(nbufs <= FT_MAX_RECORD_BLOCKS);
+	xlrec.nblocks = nbufs;
+	xlrec.reason = reason;
+
+	XLogBeginInsert();
+	XLogRegisterData((char *) &xlrec, sizeof(xlrec));
+	for (i = 0; i < nbufs; i++)
+		XLogRegisterBuffer(i, bufs[i], REGBUF_FORCE_IMAGE | REGBUF_STANDARD);
+	recptr = XLogInsert(RM_FRACTAM_ID, XLOG_FT_IMAGES);
+	for (i = 0; i < nbufs; i++)
+		PageSetLSN(BufferGetPage(bufs[i]), recptr);
+}
+
+void
+ftxlog_vacuum(Relation rel, Buffer buf, OffsetNumber *offsets, int ndeleted)
+{
+	xl_ft_vacuum xlrec;
+	XLogRecPtr	recptr;
+
+	if (!RelationNeedsWAL(rel))
+		return;
+	xlrec.ndeleted = ndeleted;
+	XLogBeginInsert();
+	XLogRegisterData((char *) &xlrec, sizeof(xlrec));
+	XLogRegisterBuffer(0, buf, REGBUF_STANDARD);
+	XLogRegisterBufData(0, (char *) offsets, ndeleted * sizeof(OffsetNumber));
+	recptr = XLogInsert(RM_FRACTAM_ID, XLOG_FT_VACUUM);
+	PageSetLSN(BufferGetPage(buf), recptr);
+}

@@ -1,0 +1,106 @@
+/*-------------------------------------------------------------------------
+ *
+ * ft_xlog.h
+ *	  WAL records of fractam's custom resource manager.
+ *
+ * Every page change of a fractam tree is logged through one custom
+ * resource manager (RM_FRACTAM_ID).  Records are either small logical
+ * changes to one page (INSERT, VACUUM) or multi-page changes logged in one
+ * atomic record (FLUSH, IMAGES), so that every record leaves a valid tree.
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef FT_XLOG_H
+#define FT_XLOG_H
+
+#include "access/xlog_internal.h"
+#include "access/xlogreader.h"
+#include "lib/stringinfo.h"
+#include "storage/buf.h"
+#include "storage/off.h"
+#include "utils/relcache.h"
+
+/*
+ * Custom resource manager ID.  128 is for experiments and 129-140 and 241
+ * are used by other extensions (wiki: CustomWALResourceManagers); fractam
+ * uses 173.  It is baked into every record: never change it.
+ */
+#define RM_FRACTAM_ID		173
+#define FT_RMGR_NAME		"fractam"
+
+/* record types (high nibble of xl_info) */
+#define XLOG_FT_INSERT		0x00	/* add one item to one page */
+#define XLOG_FT_FLUSH		0x10	/* buffer node delta + rewritten leaves */
+#define XLOG_FT_IMAGES		0x20	/* whole new images of several pages */
+#define XLOG_FT_VACUUM		0x30	/* delete items from one page */
+
+/* XLOG_FT_INSERT: block 0 = page, block data = the item */
+typedef struct xl_ft_insert
+{
+	uint64		msn;			/* new ft_msn of the page, if SET_MSN */
+	OffsetNumber offnum;
+	uint16		flags;
+} xl_ft_insert;
+
+#define FT_XL_SET_MSN		0x0001
+
+/*
+ * XLOG_FT_FLUSH: block 0 = buffer node, whose messages at offsets
+ * [slice_first, slice_first + nslice) are removed and which gets npivots
+ * new pivots at pivot_off, pivot_off + 1, ... (block data: for each pivot a
+ * uint16 length and the bytes); blocks 1..nleaves = whole leaf images.
+ */
+typedef struct xl_ft_flush
+{
+	OffsetNumber slice_first;
+	uint16		nslice;
+	OffsetNumber pivot_off;
+	uint16		npivots;
+	uint16		nleaves;
+	uint16		flags;
+} xl_ft_flush;
+
+#define FT_XL_COUNT_FLUSH	0x0001
+
+/* XLOG_FT_IMAGES: blocks 0..nblocks-1 carry whole page images */
+typedef struct xl_ft_images
+{
+	uint16		nblocks;
+	uint16		reason;
+} xl_ft_images;
+
+#define FT_IMAGES_BUILD		1
+#define FT_IMAGES_SPLIT		2
+#define FT_IMAGES_NEWROOT	3
+
+/* XLOG_FT_VACUUM: block 0 = page, block data = sorted offsets */
+typedef struct xl_ft_vacuum
+{
+	uint16		ndeleted;
+} xl_ft_vacuum;
+
+/* Most blocks one record may carry */
+#define FT_MAX_RECORD_BLOCKS	(XLR_MAX_BLOCK_ID + 1)
+
+/* do side (ft_xlog.c); all are called inside the caller's critical section */
+extern void ftxlog_insert(Relation rel, Buffer buf, OffsetNumber off,
+						  const char *item, Size len, bool setmsn, uint64 msn);
+extern void ftxlog_flush(Relation rel, Buffer bbuf, OffsetNumber slice_first,
+						 uint16 nslice, OffsetNumber pivot_off,
+						 char **pivots, Size *pivotlens, int npivots,
+						 Buffer *leaves, int nleaves, bool count_flush);
+extern void ftxlog_images(Relation rel, Buffer *bufs, int nbufs, uint16 reason);
+extern void ftxlog_vacuum(Relation rel, Buffer buf, OffsetNumber *offsets,
+						  int ndeleted);
+/* call before START_CRIT_SECTION when a record may carry many blocks */
+extern void ftxlog_reserve(Relation rel, int nblocks);
+
+/* redo side */
+extern void ft_redo(XLogReaderState *record);
+extern void ft_mask(char *pagedata, BlockNumber blkno);
+extern void ft_desc(StringInfo buf, XLogReaderState *record);
+extern const char *ft_identify(uint8 info);
+extern void ft_xlog_startup(void);
+extern void ft_xlog_cleanup(void);
+
+#endif							/* FT_XLOG_H */
