@@ -16,6 +16,7 @@ OBJS = \
 	src/am/index_cost.o \
 	src/am/index_validate.o \
 	src/am/utility_hook.o \
+	src/am/speculative.o \
 	src/am/sql_functions.o \
 	src/ft/ft_page.o \
 	src/ft/ft_search.o \

@@ -61,6 +61,7 @@ typedef struct FractamIndexState
 
 /* fractam_module.c */
 extern relopt_kind fractam_relopt_kind;
+extern bool fractam_direct_apply;
 extern LWLockPadded *fractam_unique_locks(void);
 #define FRACTAM_UNIQUE_LOCKS 128
 
@@ -117,6 +118,9 @@ extern bool fractam_validate(Oid opclassoid);
 
 /* utility_hook.c */
 extern void fractam_install_utility_hook(void);
+
+/* speculative.c */
+extern void fractam_install_executor_hook(void);
 
 /* open an index and check it is a fractam index */
 extern Oid	fractam_index_am_oid(void);

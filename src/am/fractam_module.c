@@ -23,6 +23,7 @@ PG_MODULE_MAGIC;
 void		_PG_init(void);
 
 relopt_kind fractam_relopt_kind;
+bool		fractam_direct_apply = true;
 
 static shmem_request_hook_type prev_shmem_request_hook = NULL;
 static LWLockPadded *unique_locks = NULL;
@@ -85,9 +86,17 @@ _PG_init(void)
 					   "Buffer changes for leaves that are not in memory",
 					   true, ShareUpdateExclusiveLock);
 
+	DefineCustomBoolVariable("fractam.direct_apply",
+							 "Apply inserts directly to leaves that are in shared buffers.",
+							 "When off, every insert below the right edge is buffered; "
+							 "meant for testing the buffering and flush paths.",
+							 &fractam_direct_apply, true,
+							 PGC_USERSET, 0, NULL, NULL, NULL);
+
 	prev_shmem_request_hook = shmem_request_hook;
 	shmem_request_hook = fractam_shmem_request;
 
 	fractam_install_utility_hook();
+	fractam_install_executor_hook();
 	MarkGUCPrefixReserved("fractam");
 }

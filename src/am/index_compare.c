@@ -108,6 +108,7 @@ fractam_index_tree(Relation index, FtTree *tree)
 	tree->fanout = opts ? opts->fanout : FRACTAM_DEFAULT_FANOUT;
 	tree->fillfactor = opts ? opts->fillfactor : FRACTAM_DEFAULT_FILLFACTOR;
 	tree->buffering = opts ? opts->buffering : true;
+	tree->direct_apply = fractam_direct_apply;
 }
 
 /* Compare the key columns of two index tuples */

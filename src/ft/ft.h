@@ -42,6 +42,7 @@ typedef struct FtTree
 	int			fanout;			/* max children of a buffer node */
 	int			fillfactor;		/* leaf fill (percent) on build/right split */
 	bool		buffering;		/* false: behave like a plain B+-tree */
+	bool		direct_apply;	/* apply to resident leaves directly */
 } FtTree;
 
 /* Largest item the tree accepts (also bounds pivots and messages) */

@@ -247,7 +247,7 @@ ft_insert(FtTree *tree, const char *item, Size len)
 		empty = slice_is_empty(tree, bpage, childidx);
 
 		if (empty && (!tree->buffering || rightmost_child ||
-					  ft_leaf_resident(tree, child)))
+					  (tree->direct_apply && ft_leaf_resident(tree, child))))
 		{
 			/* adaptive direct apply, B share-locked */
 			Buffer		lbuf = ft_getbuf(tree, child, BUFFER_LOCK_EXCLUSIVE);
@@ -300,7 +300,7 @@ ft_insert(FtTree *tree, const char *item, Size len)
 		empty = slice_is_empty(tree, bpage, childidx);
 
 		if (empty && (!tree->buffering || rightmost_child ||
-					  ft_leaf_resident(tree, child)))
+					  (tree->direct_apply && ft_leaf_resident(tree, child))))
 		{
 			if (apply_with_rewrite(tree, d.buf, childidx, item, len))
 			{
