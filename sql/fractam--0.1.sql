@@ -30,7 +30,8 @@ CREATE FUNCTION fractam_stats(index regclass,
   OUT buffered_messages bigint,
   OUT buffered_bytes bigint,
   OUT flushes bigint,
-  OUT splits bigint)
+  OUT splits bigint,
+  OUT free_pages bigint)
 RETURNS record
 AS 'MODULE_PATHNAME', 'fractam_stats'
 LANGUAGE C STRICT PARALLEL RESTRICTED;

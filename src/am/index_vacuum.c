@@ -9,6 +9,7 @@
 
 #include "am/fractam_index.h"
 #include "commands/vacuum.h"
+#include "storage/indexfsm.h"
 #include "utils/rel.h"
 
 typedef struct VacuumCallbackState
@@ -44,6 +45,8 @@ fractam_bulkdelete(IndexVacuumInfo *info, IndexBulkDeleteResult *stats,
 	stats->num_pages = res.num_pages;
 	stats->num_index_tuples = res.num_items;
 	stats->tuples_removed += res.items_removed;
+	stats->pages_newly_deleted += res.pages_deleted;
+	stats->pages_deleted += res.pages_deleted;
 	stats->estimated_count = false;
 	return stats;
 }
@@ -59,6 +62,9 @@ fractam_vacuumcleanup(IndexVacuumInfo *info, IndexBulkDeleteResult *stats)
 {
 	if (info->analyze_only)
 		return stats;
+
+	/* make pages this VACUUM freed findable by the FSM searches */
+	IndexFreeSpaceMapVacuum(info->index);
 
 	/* no bulk delete this time: count the entries with a read-only pass */
 	if (stats == NULL)

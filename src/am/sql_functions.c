@@ -83,8 +83,8 @@ fractam_stats(PG_FUNCTION_ARGS)
 	FtTree		tree;
 	FtStats		st;
 	TupleDesc	tupdesc;
-	Datum		values[9];
-	bool		nulls[9] = {0};
+	Datum		values[10];
+	bool		nulls[10] = {0};
 
 	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
 		elog(ERROR, "return type must be a row type");
@@ -101,5 +101,6 @@ fractam_stats(PG_FUNCTION_ARGS)
 	values[6] = Int64GetDatum(st.buffered_bytes);
 	values[7] = Int64GetDatum(st.flushes);
 	values[8] = Int64GetDatum(st.splits);
+	values[9] = Int64GetDatum(st.free_pages);
 	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(tupdesc, values, nulls)));
 }

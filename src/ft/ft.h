@@ -74,6 +74,7 @@ typedef struct FtVacuumResult
 	double		num_items;		/* items remaining (leaves + buffered) */
 	double		items_removed;
 	BlockNumber num_pages;
+	BlockNumber pages_deleted;	/* leaves unlinked by this pass */
 } FtVacuumResult;
 
 /* ft_page.c */

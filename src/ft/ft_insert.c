@@ -103,7 +103,8 @@ try_fastpath(FtTree *tree, const char *item, Size len)
 	ft_checkpage(tree->rel, buf);
 	page = BufferGetPage(buf);
 	opaque = FtPageGetOpaque(page);
-	if (FtPageIsLeaf(opaque) && FtPageIsRightmost(opaque) &&
+	if (FtPageIsLeaf(opaque) && !FtPageIsDeleted(opaque) &&
+		FtPageIsRightmost(opaque) &&
 		PageGetMaxOffsetNumber(page) >= FirstOffsetNumber &&
 		PageGetExactFreeSpace(page) >= ft_item_space(len))
 	{

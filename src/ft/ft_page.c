@@ -12,9 +12,11 @@
 #include "miscadmin.h"
 #include "storage/buf_internals.h"
 #include "storage/bufmgr.h"
+#include "storage/indexfsm.h"
 #include "storage/lmgr.h"
 #include "storage/smgr.h"
 #include "utils/rel.h"
+#include "utils/snapmgr.h"
 #include "wal/ft_xlog.h"
 
 /*
@@ -120,6 +122,8 @@ ft_checkpage(Relation rel, Buffer buf)
 	opaque = FtPageGetOpaque(page);
 	kind = opaque->ft_flags & FT_PAGE_KIND_MASK;
 	if (opaque->ft_page_id != FT_PAGE_ID ||
+		(opaque->ft_flags & ~(FT_PAGE_KIND_MASK | FT_PAGE_DELETED)) != 0 ||
+		(FtPageIsDeleted(opaque) && kind != FT_PAGE_LEAF) ||
 		!((kind == FT_PAGE_META && opaque->ft_level == 0) ||
 		  (kind == FT_PAGE_LEAF && opaque->ft_level == 0) ||
 		  (kind == FT_PAGE_BUFFER && opaque->ft_level == 1) ||
@@ -177,8 +181,30 @@ ft_relbuf_locked(Buffer buf)
 }
 
 /*
- * Allocate a new page at the end of the relation, returned exclusively
- * locked and zeroed; the caller initializes it inside its critical section.
+ * Can a deleted page be reused?  Only once no backend (or hot-standby
+ * query, see XLOG_FT_REUSE) can still hold a pointer to it from before it
+ * was unlinked: every snapshot must be newer than the XID recorded at
+ * deletion, as in nbtree.
+ */
+static bool
+page_recyclable(Page page)
+{
+	FtPageOpaque opaque;
+
+	if (PageIsNew(page))
+		return true;
+	if (PageGetSpecialSize(page) != MAXALIGN(sizeof(FtPageOpaqueData)))
+		return false;
+	opaque = FtPageGetOpaque(page);
+	return FtPageIsDeleted(opaque) &&
+		GlobalVisCheckRemovableFullXid(NULL,
+									   FullTransactionIdFromU64(opaque->ft_msn));
+}
+
+/*
+ * Allocate a page: a recyclable deleted page from the free space map, or a
+ * new one at the end of the relation.  Returned exclusively locked; the
+ * caller initializes it inside its critical section and logs its image.
  *
  * Holding buffer locks while waiting for the relation extension lock is
  * safe, as in nbtree: the extension lock is never held while waiting for
@@ -189,6 +215,33 @@ ft_newbuf(FtTree *tree)
 {
 	Buffer		buf;
 	bool		needLock = !RELATION_IS_LOCAL(tree->rel);
+
+	for (;;)
+	{
+		BlockNumber blkno = GetFreeIndexPage(tree->rel);
+
+		if (blkno == InvalidBlockNumber)
+			break;
+		buf = ReadBuffer(tree->rel, blkno);
+		if (ConditionalLockBuffer(buf))
+		{
+			Page		page = BufferGetPage(buf);
+
+			if (page_recyclable(page))
+			{
+				if (!PageIsNew(page))
+					ftxlog_reuse(tree->rel, blkno,
+								 FullTransactionIdFromU64(FtPageGetOpaque(page)->ft_msn));
+				return buf;
+			}
+			LockBuffer(buf, BUFFER_LOCK_UNLOCK);
+			/* not yet: give it back and extend instead */
+			ReleaseBuffer(buf);
+			RecordFreeIndexPage(tree->rel, blkno);
+			break;
+		}
+		ReleaseBuffer(buf);
+	}
 
 	if (needLock)
 		LockRelationForExtension(tree->rel, ExclusiveLock);

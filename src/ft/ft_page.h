@@ -42,11 +42,14 @@
 #define FT_PAGE_BUFFER		0x0004
 #define FT_PAGE_ROUTING		0x0008
 #define FT_PAGE_KIND_MASK	0x000F
+#define FT_PAGE_DELETED		0x0010	/* unlinked leaf awaiting reuse */
 
 typedef struct FtPageOpaqueData
 {
 	uint64		ft_msn;			/* leaf: highest MSN applied by a flush;
-								 * buffer node: last MSN assigned */
+								 * buffer node: last MSN assigned;
+								 * deleted page: full XID after which it
+								 * may be reused */
 	BlockNumber ft_right;		/* right sibling, or InvalidBlockNumber */
 	uint32		ft_nflushes;	/* buffer node: flushes out of it */
 	uint32		ft_nsplits;		/* splits of this page (left half keeps it) */
@@ -62,6 +65,7 @@ typedef FtPageOpaqueData *FtPageOpaque;
 #define FtPageIsLeaf(opaque)	(((opaque)->ft_flags & FT_PAGE_LEAF) != 0)
 #define FtPageIsBuffer(opaque)	(((opaque)->ft_flags & FT_PAGE_BUFFER) != 0)
 #define FtPageIsRightmost(opaque) ((opaque)->ft_right == InvalidBlockNumber)
+#define FtPageIsDeleted(opaque) (((opaque)->ft_flags & FT_PAGE_DELETED) != 0)
 
 #define FT_HIKEY ((OffsetNumber) 1)
 #define FtFirstDataOffset(opaque) \

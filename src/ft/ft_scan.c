@@ -273,6 +273,13 @@ step_leaf(FtScan scan)
 
 			memset(&d, 0, sizeof(d));
 			d.buf = ft_getbuf(tree, scan->lright, BUFFER_LOCK_SHARE);
+			while (FtPageIsDeleted(FtPageGetOpaque(BufferGetPage(d.buf))))
+			{
+				BlockNumber next = FtPageGetOpaque(BufferGetPage(d.buf))->ft_right;
+
+				UnlockReleaseBuffer(d.buf);
+				d.buf = ft_getbuf(tree, next, BUFFER_LOCK_SHARE);
+			}
 			d.parent = InvalidBuffer;
 			d.lowkey = boundary;
 			d.lowkeylen = blen;

@@ -49,6 +49,14 @@ move_right(FtTree *tree, Buffer buf, const char *key, Size len, bool strict,
 		char	   *hikey;
 		BlockNumber right;
 
+		if (FtPageIsDeleted(opaque))
+		{
+			/* its key range now belongs to its right sibling */
+			right = opaque->ft_right;
+			UnlockReleaseBuffer(buf);
+			buf = ft_getbuf(tree, right, access);
+			continue;
+		}
 		if (key == NULL ? FtPageIsRightmost(opaque) :
 			!ft_must_move_right(tree, page, key, len, strict))
 			return buf;

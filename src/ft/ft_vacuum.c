@@ -17,7 +17,9 @@
 #include "postgres.h"
 
 #include "ft/ft_int.h"
+#include "access/transam.h"
 #include "miscadmin.h"
+#include "storage/indexfsm.h"
 #include "utils/rel.h"
 #include "wal/ft_xlog.h"
 
@@ -31,6 +33,26 @@ delete_offsets(FtTree *tree, Buffer buf, OffsetNumber *dead, int ndead)
 	MarkBufferDirty(buf);
 	ftxlog_vacuum(tree->rel, buf, dead, ndead);
 	END_CRIT_SECTION();
+}
+
+/* leaves found empty, candidates for unlinking */
+typedef struct EmptyLeaves
+{
+	BlockNumber *blocks;
+	int			n;
+	int			size;
+} EmptyLeaves;
+
+static void
+remember_empty(EmptyLeaves *e, BlockNumber blkno)
+{
+	if (e->n == e->size)
+	{
+		e->size = Max(16, e->size * 2);
+		e->blocks = e->blocks ? repalloc(e->blocks, sizeof(BlockNumber) * e->size) :
+			palloc(sizeof(BlockNumber) * e->size);
+	}
+	e->blocks[e->n++] = blkno;
 }
 
 /* clean one leaf, which the caller has cleanup-locked */
@@ -97,7 +119,7 @@ vacuum_messages(FtTree *tree, Buffer buf, FtVacuumCallback callback,
 static BlockNumber
 vacuum_leaf_run(FtTree *tree, BlockNumber blkno, const char *bound,
 				Size boundlen, FtVacuumCallback callback, void *arg,
-				FtVacuumResult *result)
+				FtVacuumResult *result, EmptyLeaves *empties)
 {
 	while (blkno != InvalidBlockNumber)
 	{
@@ -116,7 +138,12 @@ vacuum_leaf_run(FtTree *tree, BlockNumber blkno, const char *bound,
 					(errcode(ERRCODE_INDEX_CORRUPTED),
 					 errmsg("index \"%s\" has a non-leaf page at block %u in its leaf chain",
 							RelationGetRelationName(tree->rel), blkno)));
-		vacuum_leaf(tree, buf, callback, arg, result);
+		if (!FtPageIsDeleted(opaque))
+		{
+			vacuum_leaf(tree, buf, callback, arg, result);
+			if (empties && PageGetMaxOffsetNumber(page) < FtFirstDataOffset(opaque))
+				remember_empty(empties, blkno);
+		}
 		if (FtPageIsRightmost(opaque))
 			last = true;
 		else if (bound == NULL)
@@ -137,6 +164,98 @@ vacuum_leaf_run(FtTree *tree, BlockNumber blkno, const char *bound,
 }
 
 /*
+ * Unlink empty leaves of buffer node bblk.  An empty leaf L with a left
+ * sibling LS and a right sibling R under the same buffer node is removed
+ * the way nbtree removes pages: R takes over L's key range (L's pivot now
+ * points to R and R's pivot goes away), LS links to R, and L is marked
+ * deleted, keeping its right link to R, so that anyone who still reaches
+ * L through an old pointer moves right to the page that now owns its
+ * keys.  L may only be reused once no snapshot older than the deletion
+ * remains (see ft_newbuf).  One WAL record carries the three new images.
+ */
+static void
+unlink_empty_leaves(FtTree *tree, BlockNumber bblk, EmptyLeaves *empties,
+					FtVacuumResult *result)
+{
+	Buffer		bbuf = ft_getbuf(tree, bblk, BUFFER_LOCK_EXCLUSIVE);
+	Page		bpage = BufferGetPage(bbuf);
+	FtPageOpaque bopaque = FtPageGetOpaque(bpage);
+	int			e;
+
+	if (!FtPageIsBuffer(bopaque))
+	{
+		UnlockReleaseBuffer(bbuf);
+		return;
+	}
+	for (e = 0; e < empties->n; e++)
+	{
+		OffsetNumber first = FtFirstDataOffset(bopaque);
+		int			n = bopaque->ft_nchildren;
+		int			i;
+		BlockNumber lsblk;
+		BlockNumber rblk;
+		Buffer		lsbuf;
+		Buffer		lbuf;
+		Page		lspage;
+		Page		lpage;
+		FtPageOpaque lop;
+		OffsetNumber sfirst;
+		OffsetNumber send;
+		Buffer		bufs[3];
+
+		for (i = 1; i < n - 1; i++)
+			if (ft_child_block(bpage, i) == empties->blocks[e])
+				break;
+		if (i >= n - 1)
+			continue;			/* first or last child, or gone */
+		ft_slice_range(tree, bpage, i, &sfirst, &send);
+		if (sfirst != send)
+			continue;			/* messages are on their way to it */
+		lsblk = ft_child_block(bpage, i - 1);
+		rblk = ft_child_block(bpage, i + 1);
+
+		lsbuf = ft_getbuf(tree, lsblk, BUFFER_LOCK_EXCLUSIVE);
+		lbuf = ft_getbuf(tree, empties->blocks[e], BUFFER_LOCK_EXCLUSIVE);
+		lspage = BufferGetPage(lsbuf);
+		lpage = BufferGetPage(lbuf);
+		lop = FtPageGetOpaque(lpage);
+		if (FtPageGetOpaque(lspage)->ft_right != empties->blocks[e] ||
+			!FtPageIsLeaf(lop) || FtPageIsDeleted(lop) ||
+			lop->ft_right != rblk ||
+			PageGetMaxOffsetNumber(lpage) >= FtFirstDataOffset(lop))
+		{
+			UnlockReleaseBuffer(lbuf);
+			UnlockReleaseBuffer(lsbuf);
+			continue;
+		}
+
+		START_CRIT_SECTION();
+		FtPageGetOpaque(lspage)->ft_right = rblk;
+		ft_page_init(lpage, FT_PAGE_LEAF | FT_PAGE_DELETED, 0);
+		lop = FtPageGetOpaque(lpage);
+		lop->ft_right = rblk;
+		lop->ft_msn = U64FromFullTransactionId(ReadNextFullTransactionId());
+		PageIndexTupleDelete(bpage, first + i + 1);
+		((FtPivotHeader *) PageGetItem(bpage, PageGetItemId(bpage, first + i)))->child = rblk;
+		bopaque->ft_nchildren--;
+		MarkBufferDirty(bbuf);
+		MarkBufferDirty(lsbuf);
+		MarkBufferDirty(lbuf);
+		bufs[0] = bbuf;
+		bufs[1] = lsbuf;
+		bufs[2] = lbuf;
+		ftxlog_images(tree->rel, bufs, 3, FT_IMAGES_DELETE);
+		END_CRIT_SECTION();
+
+		UnlockReleaseBuffer(lbuf);
+		UnlockReleaseBuffer(lsbuf);
+		RecordFreeIndexPage(tree->rel, empties->blocks[e]);
+		result->pages_deleted++;
+	}
+	UnlockReleaseBuffer(bbuf);
+}
+
+/*
  * VACUUM holds at most one page lock at a time, and waits for a cleanup
  * lock holding nothing else.  For each buffer node, left to right, it
  * first cleans the node's messages, then the leaves of the node's key
@@ -154,6 +273,7 @@ ft_vacuum(FtTree *tree, FtVacuumCallback callback, void *arg,
 	FtDescent	d;
 	BlockNumber bblk;
 	BlockNumber leafblk;
+	EmptyLeaves empties = {0};
 
 	memset(result, 0, sizeof(FtVacuumResult));
 
@@ -163,7 +283,7 @@ ft_vacuum(FtTree *tree, FtVacuumCallback callback, void *arg,
 	{
 		leafblk = BufferGetBlockNumber(d.buf);
 		UnlockReleaseBuffer(d.buf);
-		vacuum_leaf_run(tree, leafblk, NULL, 0, callback, arg, result);
+		vacuum_leaf_run(tree, leafblk, NULL, 0, callback, arg, result, NULL);
 		result->num_pages = RelationGetNumberOfBlocks(tree->rel);
 		return;
 	}
@@ -174,6 +294,7 @@ ft_vacuum(FtTree *tree, FtVacuumCallback callback, void *arg,
 	while (bblk != InvalidBlockNumber)
 	{
 		Buffer		bbuf = ReadBuffer(tree->rel, bblk);
+		BlockNumber thisblk = bblk;
 		Page		bpage;
 		FtPageOpaque bopaque;
 		char	   *bound = NULL;
@@ -200,8 +321,11 @@ ft_vacuum(FtTree *tree, FtVacuumCallback callback, void *arg,
 		bblk = bopaque->ft_right;
 		UnlockReleaseBuffer(bbuf);
 
+		empties.n = 0;
 		leafblk = vacuum_leaf_run(tree, leafblk, bound, boundlen,
-								  callback, arg, result);
+								  callback, arg, result, &empties);
+		if (empties.n > 0)
+			unlink_empty_leaves(tree, thisblk, &empties, result);
 		if (bound)
 			pfree(bound);
 	}

@@ -278,6 +278,8 @@ ft_collect_stats(FtTree *tree, FtStats *stats)
 		stats->splits += opaque->ft_nsplits;
 		if (opaque->ft_flags & FT_PAGE_META)
 			stats->meta_pages++;
+		else if (FtPageIsDeleted(opaque))
+			stats->free_pages++;
 		else if (FtPageIsLeaf(opaque))
 		{
 			stats->leaf_pages++;

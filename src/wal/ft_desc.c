@@ -53,6 +53,9 @@ ft_desc(StringInfo buf, XLogReaderState *record)
 					case FT_IMAGES_NEWROOT:
 						reason = "new root";
 						break;
+					case FT_IMAGES_DELETE:
+						reason = "delete page";
+						break;
 					default:
 						reason = "unknown";
 						break;
@@ -65,6 +68,17 @@ ft_desc(StringInfo buf, XLogReaderState *record)
 				xl_ft_vacuum *xlrec = (xl_ft_vacuum *) rec;
 
 				appendStringInfo(buf, "ndeleted %u", xlrec->ndeleted);
+				break;
+			}
+		case XLOG_FT_REUSE:
+			{
+				xl_ft_reuse *xlrec = (xl_ft_reuse *) rec;
+
+				appendStringInfo(buf, "rel %u/%u/%u blk %u safexid %u:%u",
+								 xlrec->node.spcNode, xlrec->node.dbNode,
+								 xlrec->node.relNode, xlrec->block,
+								 EpochFromFullTransactionId(xlrec->safexid),
+								 XidFromFullTransactionId(xlrec->safexid));
 				break;
 			}
 	}
@@ -83,6 +97,8 @@ ft_identify(uint8 info)
 			return "IMAGES";
 		case XLOG_FT_VACUUM:
 			return "VACUUM";
+		case XLOG_FT_REUSE:
+			return "REUSE";
 	}
 	return NULL;
 }

@@ -18,6 +18,7 @@
 #include "access/xlogutils.h"
 #include "ft/ft_page.h"
 #include "storage/bufmgr.h"
+#include "storage/standby.h"
 #include "wal/ft_xlog.h"
 
 static void
@@ -133,6 +134,15 @@ ft_redo_vacuum(XLogReaderState *record)
 		UnlockReleaseBuffer(buf);
 }
 
+static void
+ft_redo_reuse(XLogReaderState *record)
+{
+	xl_ft_reuse *xlrec = (xl_ft_reuse *) XLogRecGetData(record);
+
+	if (InHotStandby)
+		ResolveRecoveryConflictWithSnapshotFullXid(xlrec->safexid, xlrec->node);
+}
+
 void
 ft_redo(XLogReaderState *record)
 {
@@ -151,6 +161,9 @@ ft_redo(XLogReaderState *record)
 			break;
 		case XLOG_FT_VACUUM:
 			ft_redo_vacuum(record);
+			break;
+		case XLOG_FT_REUSE:
+			ft_redo_reuse(record);
 			break;
 		default:
 			elog(PANIC, "fractam redo: unknown record type %u", info);

@@ -13,6 +13,7 @@
  */
 #include "postgres.h"
 
+#include "access/xlog.h"
 #include "access/xloginsert.h"
 #include "storage/bufmgr.h"
 #include "utils/rel.h"
@@ -126,4 +127,20 @@ ftxlog_vacuum(Relation rel, Buffer buf, OffsetNumber *offsets, int ndeleted)
 	XLogRegisterBufData(0, (char *) offsets, ndeleted * sizeof(OffsetNumber));
 	recptr = XLogInsert(RM_FRACTAM_ID, XLOG_FT_VACUUM);
 	PageSetLSN(BufferGetPage(buf), recptr);
+}
+
+void
+ftxlog_reuse(Relation rel, BlockNumber blkno, FullTransactionId safexid)
+{
+	xl_ft_reuse xlrec;
+
+	/* only hot-standby readers need to hear about it */
+	if (!RelationNeedsWAL(rel) || !XLogStandbyInfoActive())
+		return;
+	xlrec.node = rel->rd_node;
+	xlrec.block = blkno;
+	xlrec.safexid = safexid;
+	XLogBeginInsert();
+	XLogRegisterData((char *) &xlrec, sizeof(xlrec));
+	XLogInsert(RM_FRACTAM_ID, XLOG_FT_REUSE);
 }

@@ -18,6 +18,7 @@
 #include "lib/stringinfo.h"
 #include "storage/buf.h"
 #include "storage/off.h"
+#include "storage/relfilenode.h"
 #include "utils/relcache.h"
 
 /*
@@ -33,6 +34,7 @@
 #define XLOG_FT_FLUSH		0x10	/* buffer node delta + rewritten leaves */
 #define XLOG_FT_IMAGES		0x20	/* whole new images of several pages */
 #define XLOG_FT_VACUUM		0x30	/* delete items from one page */
+#define XLOG_FT_REUSE		0x40	/* a deleted page is about to be reused */
 
 /* XLOG_FT_INSERT: block 0 = page, block data = the item */
 typedef struct xl_ft_insert
@@ -72,12 +74,24 @@ typedef struct xl_ft_images
 #define FT_IMAGES_BUILD		1
 #define FT_IMAGES_SPLIT		2
 #define FT_IMAGES_NEWROOT	3
+#define FT_IMAGES_DELETE	4
 
 /* XLOG_FT_VACUUM: block 0 = page, block data = sorted offsets */
 typedef struct xl_ft_vacuum
 {
 	uint16		ndeleted;
 } xl_ft_vacuum;
+
+/*
+ * XLOG_FT_REUSE: no block; hot-standby queries that might still follow a
+ * pointer to the page (snapshots not newer than safexid) are cancelled.
+ */
+typedef struct xl_ft_reuse
+{
+	RelFileNode node;
+	BlockNumber block;
+	FullTransactionId safexid;
+} xl_ft_reuse;
 
 /* Most blocks one record may carry */
 #define FT_MAX_RECORD_BLOCKS	(XLR_MAX_BLOCK_ID + 1)
@@ -92,6 +106,8 @@ extern void ftxlog_flush(Relation rel, Buffer bbuf, OffsetNumber slice_first,
 extern void ftxlog_images(Relation rel, Buffer *bufs, int nbufs, uint16 reason);
 extern void ftxlog_vacuum(Relation rel, Buffer buf, OffsetNumber *offsets,
 						  int ndeleted);
+extern void ftxlog_reuse(Relation rel, BlockNumber blkno,
+						 FullTransactionId safexid);
 /* call before START_CRIT_SECTION when a record may carry many blocks */
 extern void ftxlog_reserve(Relation rel, int nblocks);
 
