@@ -48,3 +48,6 @@ endif
 PG_CONFIG ?= pg_config
 PGXS := $(shell $(PG_CONFIG) --pgxs)
 include $(PGXS)
+
+# PGXS tracks no header dependencies: rebuild everything when one changes.
+$(OBJS): $(wildcard $(srcdir)/src/*/*.h)

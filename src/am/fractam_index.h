@@ -57,6 +57,7 @@ typedef struct FractamIndexState
 	bool		hashable;		/* can the key be hashed for unique locks? */
 	FmgrInfo	hashproc[INDEX_MAX_KEYS];
 	Oid			collation[INDEX_MAX_KEYS];
+	FtRootCache rootcache;		/* where the root was last seen */
 } FractamIndexState;
 
 /* fractam_module.c */

@@ -145,6 +145,7 @@ fractam_build(Relation heap, Relation index, IndexInfo *indexInfo)
 
 	fractam_index_tree(index, &tree);
 	state = fractam_index_state(index);
+	state->rootcache.valid = false;
 	ftb = ft_build_begin(&tree);
 	while (tuplesort_gettupleslot(bs.sort, true, false, bs.outslot, NULL))
 	{
@@ -202,5 +203,6 @@ fractam_buildempty(Relation index)
 	FtTree		tree;
 
 	fractam_index_tree(index, &tree);
+	fractam_index_state(index)->rootcache.valid = false;
 	ft_init_tree(&tree, INIT_FORKNUM);
 }

@@ -109,6 +109,7 @@ fractam_index_tree(Relation index, FtTree *tree)
 	tree->fillfactor = opts ? opts->fillfactor : FRACTAM_DEFAULT_FILLFACTOR;
 	tree->buffering = opts ? opts->buffering : true;
 	tree->direct_apply = fractam_direct_apply;
+	tree->rootcache = &((FractamIndexState *) tree->cmp_arg)->rootcache;
 }
 
 /* Compare the key columns of two index tuples */

@@ -33,6 +33,19 @@ typedef int (*FtCompareFn) (void *arg, const char *a, Size alen,
 #define FT_MSG_INSERT	1
 #define FT_MSG_DELETE	2
 
+/*
+ * Backend-local cache of the root location, kept by the caller across
+ * operations (the index AM keeps it in rd_amcache).  A cached root is
+ * used only while that page still has no right sibling at the cached
+ * level: the root only ever changes by splitting.
+ */
+typedef struct FtRootCache
+{
+	bool		valid;
+	BlockNumber root;
+	uint32		level;
+} FtRootCache;
+
 /* Tunables and context of one tree, built by the caller per operation */
 typedef struct FtTree
 {
@@ -43,6 +56,7 @@ typedef struct FtTree
 	int			fillfactor;		/* leaf fill (percent) on build/right split */
 	bool		buffering;		/* false: behave like a plain B+-tree */
 	bool		direct_apply;	/* apply to resident leaves directly */
+	FtRootCache *rootcache;		/* or NULL */
 } FtTree;
 
 /* Largest item the tree accepts (also bounds pivots and messages) */

@@ -89,11 +89,6 @@ try_fastpath(FtTree *tree, const char *item, Size len)
 
 	if (blkno == InvalidBlockNumber)
 		return false;
-	if (blkno >= RelationGetNumberOfBlocks(tree->rel))
-	{
-		RelationSetTargetBlock(tree->rel, InvalidBlockNumber);
-		return false;
-	}
 	buf = ReadBuffer(tree->rel, blkno);
 	if (!ConditionalLockBuffer(buf))
 	{

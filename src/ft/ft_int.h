@@ -36,6 +36,7 @@ extern Buffer ft_getbuf(FtTree *tree, BlockNumber blkno, int access);
 extern void ft_checkpage(Relation rel, Buffer buf);
 extern Buffer ft_newbuf(FtTree *tree);
 extern void ft_read_meta(FtTree *tree, BlockNumber *root, uint32 *root_level);
+extern void ft_forget_root(FtTree *tree);
 extern int	ft_cmp(FtTree *tree, const char *a, Size alen, const char *b, Size blen);
 extern OffsetNumber ft_leaf_lower_bound(FtTree *tree, Page page,
 										const char *key, Size len, bool *found);

@@ -159,12 +159,11 @@ ft_getbuf(FtTree *tree, BlockNumber blkno, int access)
 {
 	Buffer		buf;
 
-	if (blkno == InvalidBlockNumber ||
-		blkno >= RelationGetNumberOfBlocks(tree->rel))
+	if (blkno == InvalidBlockNumber)
 		ereport(ERROR,
 				(errcode(ERRCODE_INDEX_CORRUPTED),
-				 errmsg("index \"%s\" references block %u beyond its end",
-						RelationGetRelationName(tree->rel), blkno)));
+				 errmsg("index \"%s\" references an invalid block",
+						RelationGetRelationName(tree->rel))));
 	buf = ReadBuffer(tree->rel, blkno);
 	if (access != BUFFER_LOCK_UNLOCK)
 	{
@@ -253,6 +252,16 @@ ft_newbuf(FtTree *tree)
 }
 
 /*
+ * Forget the cached root location (after the caller saw it was stale).
+ */
+void
+ft_forget_root(FtTree *tree)
+{
+	if (tree->rootcache)
+		tree->rootcache->valid = false;
+}
+
+/*
  * Read the root location from the metapage.
  */
 void
@@ -280,6 +289,12 @@ ft_read_meta(FtTree *tree, BlockNumber *root, uint32 *root_level)
 	*root = meta->root;
 	*root_level = meta->root_level;
 	UnlockReleaseBuffer(buf);
+	if (tree->rootcache)
+	{
+		tree->rootcache->root = *root;
+		tree->rootcache->level = *root_level;
+		tree->rootcache->valid = true;
+	}
 }
 
 /*

@@ -91,9 +91,31 @@ ft_descend_copy(FtTree *tree, const char *key, Size len, bool strict,
 	d->lowkey = NULL;
 	d->lowkeylen = 0;
 
-	ft_read_meta(tree, &blkno, &level);
-	buf = ft_getbuf(tree, blkno,
-					(int) level <= stoplevel ? access : BUFFER_LOCK_SHARE);
+	for (;;)
+	{
+		FtPageOpaque ropaque;
+
+		if (tree->rootcache && tree->rootcache->valid)
+		{
+			blkno = tree->rootcache->root;
+			level = tree->rootcache->level;
+		}
+		else
+			ft_read_meta(tree, &blkno, &level);
+		buf = ft_getbuf(tree, blkno,
+						(int) level <= stoplevel ? access : BUFFER_LOCK_SHARE);
+		ropaque = FtPageGetOpaque(BufferGetPage(buf));
+		if (FtPageIsRightmost(ropaque) && !FtPageIsDeleted(ropaque) &&
+			ropaque->ft_level == level &&
+			!(ropaque->ft_flags & FT_PAGE_META))
+			break;
+		/* the cached root split: look it up again */
+		UnlockReleaseBuffer(buf);
+		if (!(tree->rootcache && tree->rootcache->valid))
+			elog(ERROR, "fractam: metapage of index \"%s\" points to a root that is not one",
+				 RelationGetRelationName(tree->rel));
+		ft_forget_root(tree);
+	}
 	for (;;)
 	{
 		Page		page;
