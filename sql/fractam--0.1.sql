@@ -31,7 +31,8 @@ CREATE FUNCTION fractam_stats(index regclass,
   OUT buffered_bytes bigint,
   OUT flushes bigint,
   OUT splits bigint,
-  OUT free_pages bigint)
+  OUT free_pages bigint,
+  OUT avg_flush_size float8)
 RETURNS record
 AS 'MODULE_PATHNAME', 'fractam_stats'
 LANGUAGE C STRICT PARALLEL RESTRICTED;

@@ -73,6 +73,7 @@ extern int	fractam_compare_items(void *arg, const char *a, Size alen,
 								  const char *b, Size blen);
 extern int	fractam_compare_keys(FractamIndexState *state, IndexTuple a,
 								 IndexTuple b);
+extern char *fractam_key_description(Relation index, IndexTuple itup);
 
 /* index_handler.c */
 extern Datum fractam_index_handler(PG_FUNCTION_ARGS);

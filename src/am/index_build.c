@@ -61,12 +61,8 @@ build_callback(Relation index, ItemPointer tid, Datum *values, bool *isnull,
 static void
 report_duplicate(Relation heap, Relation index, IndexTuple itup)
 {
-	Datum		values[INDEX_MAX_KEYS];
-	bool		isnull[INDEX_MAX_KEYS];
-	char	   *key;
+	char	   *key = fractam_key_description(index, itup);
 
-	index_deform_tuple(itup, RelationGetDescr(index), values, isnull);
-	key = BuildIndexValueDescription(index, values, isnull);
 	ereport(ERROR,
 			(errcode(ERRCODE_UNIQUE_VIOLATION),
 			 errmsg("could not create unique index \"%s\"",

@@ -153,3 +153,14 @@ fractam_compare_items(void *arg, const char *a, Size alen,
 	return (int) ItemPointerGetOffsetNumberNoCheck(&ta->t_tid) -
 		(int) ItemPointerGetOffsetNumberNoCheck(&tb->t_tid);
 }
+
+/* "(col, ...)=(val, ...)" for error messages, or NULL if not permitted */
+char *
+fractam_key_description(Relation index, IndexTuple itup)
+{
+	Datum		values[INDEX_MAX_KEYS];
+	bool		isnull[INDEX_MAX_KEYS];
+
+	index_deform_tuple(itup, RelationGetDescr(index), values, isnull);
+	return BuildIndexValueDescription(index, values, isnull);
+}

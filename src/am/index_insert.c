@@ -152,12 +152,8 @@ check_unique(Relation index, Relation heap, IndexTuple itup,
 static void
 report_unique_violation(Relation index, Relation heap, IndexTuple itup)
 {
-	Datum		values[INDEX_MAX_KEYS];
-	bool		isnull[INDEX_MAX_KEYS];
-	char	   *key;
+	char	   *key = fractam_key_description(index, itup);
 
-	index_deform_tuple(itup, RelationGetDescr(index), values, isnull);
-	key = BuildIndexValueDescription(index, values, isnull);
 	ereport(ERROR,
 			(errcode(ERRCODE_UNIQUE_VIOLATION),
 			 errmsg("duplicate key value violates unique constraint \"%s\"",

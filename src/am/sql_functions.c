@@ -83,8 +83,8 @@ fractam_stats(PG_FUNCTION_ARGS)
 	FtTree		tree;
 	FtStats		st;
 	TupleDesc	tupdesc;
-	Datum		values[10];
-	bool		nulls[10] = {0};
+	Datum		values[11];
+	bool		nulls[11] = {0};
 
 	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
 		elog(ERROR, "return type must be a row type");
@@ -102,5 +102,7 @@ fractam_stats(PG_FUNCTION_ARGS)
 	values[7] = Int64GetDatum(st.flushes);
 	values[8] = Int64GetDatum(st.splits);
 	values[9] = Int64GetDatum(st.free_pages);
+	values[10] = Float8GetDatum(st.flushes > 0 ?
+								(double) st.flushed_messages / st.flushes : 0.0);
 	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(tupdesc, values, nulls)));
 }

@@ -77,6 +77,7 @@ typedef struct FtStats
 	int64		buffered_messages;
 	int64		buffered_bytes;
 	int64		flushes;
+	int64		flushed_messages;
 	int64		splits;
 } FtStats;
 

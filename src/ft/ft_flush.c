@@ -189,7 +189,7 @@ ft_flush_child(FtTree *tree, Buffer bbuf, int childidx, Buffer lbuf,
 
 	if (npages > 1 &&
 		(PageGetExactFreeSpace(bpage) + freed < needed ||
-		 FtPageGetOpaque(bpage)->ft_nchildren + npages - 1 > tree->fanout * 2))
+		 FtPageGetOpaque(bpage)->ft_nchildren + npages - 1 > tree->fanout))
 	{
 		UnlockReleaseBuffer(lbuf);
 		pfree(items);

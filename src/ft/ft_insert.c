@@ -34,6 +34,9 @@ ft_check_item_size(FtTree *tree, Size len)
 				 errhint("Values larger than 1/3 of a buffer page cannot be indexed.")));
 }
 
+/* free space below which a buffer node prefetches its next flush target */
+#define FT_PREFETCH_FREE	(BLCKSZ / 4)
+
 typedef enum LeafInsertResult
 {
 	LEAF_INSERTED,
@@ -128,6 +131,7 @@ buffer_insert(FtTree *tree, Buffer bbuf, const char *item, Size len)
 	FtMsgHeader *hdr = (FtMsgHeader *) msgbuf.data;
 	OffsetNumber off;
 	uint64		msn;
+	Size		freebefore;
 
 	if (PageGetExactFreeSpace(page) < ft_item_space(msglen))
 		return false;
@@ -140,23 +144,51 @@ buffer_insert(FtTree *tree, Buffer bbuf, const char *item, Size len)
 	msn = opaque->ft_msn + 1;
 	hdr->msn = msn;
 
+	freebefore = PageGetExactFreeSpace(page);
+
 	START_CRIT_SECTION();
 	ft_page_add_item(page, msgbuf.data, msglen, off);
 	opaque->ft_msn = msn;
 	MarkBufferDirty(bbuf);
 	ftxlog_insert(tree->rel, bbuf, off, msgbuf.data, msglen, true, msn);
 	END_CRIT_SECTION();
+
+	/*
+	 * When the node passes three quarters full, start reading the leaf the
+	 * next flush will most likely go to, so that its I/O overlaps with the
+	 * inserts that fill the rest of the node.
+	 */
+	if (freebefore >= FT_PREFETCH_FREE && PageGetExactFreeSpace(page) < FT_PREFETCH_FREE)
+		(void) PrefetchBuffer(tree->rel, MAIN_FORKNUM,
+							  ft_child_block(page, ft_heaviest_child(tree, page)));
 	return true;
 }
 
-static bool
-slice_is_empty(FtTree *tree, Page bpage, int childidx)
+/* Where an item goes under a buffer node, and whether to apply it directly */
+typedef struct InsertTarget
 {
+	int			childidx;
+	BlockNumber child;
+	bool		rightmost_child;	/* the rightmost leaf of the tree */
+	bool		direct;			/* slice empty and applying costs no I/O */
+} InsertTarget;
+
+static void
+examine_target(FtTree *tree, Page bpage, const char *item, Size len,
+			   InsertTarget *t)
+{
+	FtPageOpaque bopaque = FtPageGetOpaque(bpage);
 	OffsetNumber first;
 	OffsetNumber end;
 
-	ft_slice_range(tree, bpage, childidx, &first, &end);
-	return first == end;
+	t->childidx = ft_child_index(tree, bpage, item, len, false);
+	t->child = ft_child_block(bpage, t->childidx);
+	t->rightmost_child = FtPageIsRightmost(bopaque) &&
+		t->childidx == bopaque->ft_nchildren - 1;
+	ft_slice_range(tree, bpage, t->childidx, &first, &end);
+	t->direct = (first == end) &&
+		(!tree->buffering || t->rightmost_child ||
+		 (tree->direct_apply && ft_leaf_resident(tree, t->child)));
 }
 
 /*
@@ -216,12 +248,7 @@ ft_insert(FtTree *tree, const char *item, Size len)
 	{
 		FtDescent	d;
 		Page		bpage;
-		FtPageOpaque bopaque;
-		int			childidx;
-		BlockNumber child;
-		bool		rightmost_child;
-		bool		empty;
-		Buffer		prefetched = InvalidBuffer;
+		InsertTarget t;
 
 		CHECK_FOR_INTERRUPTS();
 		ft_descend(tree, item, len, false, 1, BUFFER_LOCK_SHARE, &d);
@@ -235,23 +262,16 @@ ft_insert(FtTree *tree, const char *item, Size len)
 
 		/* d.buf is the buffer node, share-locked */
 		bpage = BufferGetPage(d.buf);
-		bopaque = FtPageGetOpaque(bpage);
-		childidx = ft_child_index(tree, bpage, item, len, false);
-		child = ft_child_block(bpage, childidx);
-		rightmost_child = FtPageIsRightmost(bopaque) &&
-			childidx == bopaque->ft_nchildren - 1;
-		empty = slice_is_empty(tree, bpage, childidx);
-
-		if (empty && (!tree->buffering || rightmost_child ||
-					  (tree->direct_apply && ft_leaf_resident(tree, child))))
+		examine_target(tree, bpage, item, len, &t);
+		if (t.direct)
 		{
 			/* adaptive direct apply, B share-locked */
-			Buffer		lbuf = ft_getbuf(tree, child, BUFFER_LOCK_EXCLUSIVE);
+			Buffer		lbuf = ft_getbuf(tree, t.child, BUFFER_LOCK_EXCLUSIVE);
 
 			if (leaf_insert(tree, lbuf, item, len) == LEAF_INSERTED)
 			{
-				if (rightmost_child)
-					RelationSetTargetBlock(tree->rel, child);
+				if (t.rightmost_child)
+					RelationSetTargetBlock(tree->rel, t.child);
 				UnlockReleaseBuffer(lbuf);
 				UnlockReleaseBuffer(d.buf);
 				return;
@@ -262,19 +282,14 @@ ft_insert(FtTree *tree, const char *item, Size len)
 		else if (PageGetExactFreeSpace(bpage) < ft_item_space(FT_MSG_HDRSZ + len))
 		{
 			/*
-			 * B is full and will need a flush: read the heaviest child now,
-			 * while we hold no exclusive lock, so the flush does no I/O
-			 * under B's exclusive lock (usually).
+			 * B is full and will need a flush: read the heaviest child into
+			 * shared buffers now, while we hold no exclusive lock, so the
+			 * flush does no I/O under B's exclusive lock (usually).  The pin
+			 * is dropped at once: we must not wait for B's lock holding one.
 			 */
-			prefetched = ReadBuffer(tree->rel,
-									ft_child_block(bpage,
-												   ft_heaviest_child(tree, bpage)));
-			/*
-			 * Keep no pin while waiting for B's lock: VACUUM may hold B
-			 * while waiting for the pins of its children to go away.
-			 */
-			ReleaseBuffer(prefetched);
-			prefetched = InvalidBuffer;
+			ReleaseBuffer(ReadBuffer(tree->rel,
+									 ft_child_block(bpage,
+													ft_heaviest_child(tree, bpage))));
 		}
 		UnlockReleaseBuffer(d.buf);
 
@@ -283,31 +298,17 @@ ft_insert(FtTree *tree, const char *item, Size len)
 		if (d.level == 0)
 		{
 			UnlockReleaseBuffer(d.buf);
-			if (BufferIsValid(prefetched))
-				ReleaseBuffer(prefetched);
 			continue;
 		}
 		bpage = BufferGetPage(d.buf);
-		bopaque = FtPageGetOpaque(bpage);
-		childidx = ft_child_index(tree, bpage, item, len, false);
-		child = ft_child_block(bpage, childidx);
-		rightmost_child = FtPageIsRightmost(bopaque) &&
-			childidx == bopaque->ft_nchildren - 1;
-		empty = slice_is_empty(tree, bpage, childidx);
-
-		if (empty && (!tree->buffering || rightmost_child ||
-					  (tree->direct_apply && ft_leaf_resident(tree, child))))
+		examine_target(tree, bpage, item, len, &t);
+		if (t.direct)
 		{
-			if (apply_with_rewrite(tree, d.buf, childidx, item, len))
-			{
-				UnlockReleaseBuffer(d.buf);
-				if (BufferIsValid(prefetched))
-					ReleaseBuffer(prefetched);
-				return;
-			}
+			bool		done = apply_with_rewrite(tree, d.buf, t.childidx, item, len);
+
 			UnlockReleaseBuffer(d.buf);
-			if (BufferIsValid(prefetched))
-				ReleaseBuffer(prefetched);
+			if (done)
+				return;
 			ft_make_room(tree, item, len, true);
 			continue;
 		}
@@ -315,8 +316,6 @@ ft_insert(FtTree *tree, const char *item, Size len)
 		if (buffer_insert(tree, d.buf, item, len))
 		{
 			UnlockReleaseBuffer(d.buf);
-			if (BufferIsValid(prefetched))
-				ReleaseBuffer(prefetched);
 			return;
 		}
 
@@ -328,9 +327,11 @@ ft_insert(FtTree *tree, const char *item, Size len)
 			FtFlushResult res;
 
 			res = ft_flush_child(tree, d.buf, heavy, lbuf, NULL, 0);
+			/* the next flush of this node will go here: start reading it */
+			if (res == FT_FLUSH_DONE)
+				(void) PrefetchBuffer(tree->rel, MAIN_FORKNUM,
+									  ft_child_block(bpage, ft_heaviest_child(tree, bpage)));
 			UnlockReleaseBuffer(d.buf);
-			if (BufferIsValid(prefetched))
-				ReleaseBuffer(prefetched);
 			if (res == FT_FLUSH_NEED_SPLIT)
 				ft_make_room(tree, item, len, true);
 		}

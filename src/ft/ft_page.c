@@ -90,7 +90,10 @@ ft_apply_flush_to_buffer_node(Page page, OffsetNumber slice_first,
 		ft_page_add_item(page, pivots[i], pivotlens[i], pivot_off + i);
 	opaque->ft_nchildren += npivots;
 	if (count_flush)
+	{
 		opaque->ft_nflushes++;
+		opaque->ft_nflushed += nslice;
+	}
 }
 
 /*

@@ -57,6 +57,7 @@ typedef struct FtPageOpaqueData
 	uint16		ft_nchildren;	/* internal pages: number of pivots */
 	uint16		ft_flags;
 	uint16		ft_page_id;		/* FT_PAGE_ID, for page-kind identification */
+	uint32		ft_nflushed;	/* buffer node: messages flushed out of it */
 } FtPageOpaqueData;
 
 typedef FtPageOpaqueData *FtPageOpaque;

@@ -96,6 +96,7 @@ build_internal_halves(FtTree *tree, Page src, int m, BlockNumber rightblk,
 	rop = FtPageGetOpaque(right);
 	lop->ft_msn = rop->ft_msn = sop->ft_msn;
 	lop->ft_nflushes = sop->ft_nflushes;
+	lop->ft_nflushed = sop->ft_nflushed;
 	lop->ft_nsplits = sop->ft_nsplits + 1;
 	lop->ft_right = rightblk;
 	rop->ft_right = sop->ft_right;

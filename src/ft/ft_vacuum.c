@@ -35,6 +35,29 @@ delete_offsets(FtTree *tree, Buffer buf, OffsetNumber *dead, int ndead)
 	END_CRIT_SECTION();
 }
 
+/*
+ * Read a page and take its cleanup lock: waits until no scan pins it.
+ * The page must be of the given kind (the walk only reaches leaves and
+ * buffer nodes).
+ */
+static Buffer
+cleanup_lock(FtTree *tree, BlockNumber blkno, uint16 kind)
+{
+	Buffer		buf = ReadBuffer(tree->rel, blkno);
+
+	CHECK_FOR_INTERRUPTS();
+	LockBufferForCleanup(buf);
+	ft_checkpage(tree->rel, buf);
+	if ((FtPageGetOpaque(BufferGetPage(buf))->ft_flags & FT_PAGE_KIND_MASK) != kind)
+		ereport(ERROR,
+				(errcode(ERRCODE_INDEX_CORRUPTED),
+				 errmsg("index \"%s\" has a page of the wrong kind at block %u",
+						RelationGetRelationName(tree->rel), blkno),
+				 errdetail("VACUUM expected a %s page.",
+						   kind == FT_PAGE_LEAF ? "leaf" : "buffer node")));
+	return buf;
+}
+
 /* leaves found empty, candidates for unlinking */
 typedef struct EmptyLeaves
 {
@@ -123,21 +146,11 @@ vacuum_leaf_run(FtTree *tree, BlockNumber blkno, const char *bound,
 {
 	while (blkno != InvalidBlockNumber)
 	{
-		Buffer		buf = ReadBuffer(tree->rel, blkno);
-		Page		page;
-		FtPageOpaque opaque;
+		Buffer		buf = cleanup_lock(tree, blkno, FT_PAGE_LEAF);
+		Page		page = BufferGetPage(buf);
+		FtPageOpaque opaque = FtPageGetOpaque(page);
 		bool		last;
 
-		CHECK_FOR_INTERRUPTS();
-		LockBufferForCleanup(buf);
-		ft_checkpage(tree->rel, buf);
-		page = BufferGetPage(buf);
-		opaque = FtPageGetOpaque(page);
-		if (!FtPageIsLeaf(opaque))
-			ereport(ERROR,
-					(errcode(ERRCODE_INDEX_CORRUPTED),
-					 errmsg("index \"%s\" has a non-leaf page at block %u in its leaf chain",
-							RelationGetRelationName(tree->rel), blkno)));
 		if (!FtPageIsDeleted(opaque))
 		{
 			vacuum_leaf(tree, buf, callback, arg, result);
@@ -293,23 +306,13 @@ ft_vacuum(FtTree *tree, FtVacuumCallback callback, void *arg,
 
 	while (bblk != InvalidBlockNumber)
 	{
-		Buffer		bbuf = ReadBuffer(tree->rel, bblk);
+		Buffer		bbuf = cleanup_lock(tree, bblk, FT_PAGE_BUFFER);
 		BlockNumber thisblk = bblk;
-		Page		bpage;
-		FtPageOpaque bopaque;
+		Page		bpage = BufferGetPage(bbuf);
+		FtPageOpaque bopaque = FtPageGetOpaque(bpage);
 		char	   *bound = NULL;
 		Size		boundlen = 0;
 
-		CHECK_FOR_INTERRUPTS();
-		LockBufferForCleanup(bbuf);
-		ft_checkpage(tree->rel, bbuf);
-		bpage = BufferGetPage(bbuf);
-		bopaque = FtPageGetOpaque(bpage);
-		if (!FtPageIsBuffer(bopaque))
-			ereport(ERROR,
-					(errcode(ERRCODE_INDEX_CORRUPTED),
-					 errmsg("index \"%s\" has a non-buffer page at block %u on the buffer level",
-							RelationGetRelationName(tree->rel), bblk)));
 		vacuum_messages(tree, bbuf, callback, arg, result);
 		if (!FtPageIsRightmost(bopaque))
 		{

@@ -292,6 +292,7 @@ ft_collect_stats(FtTree *tree, FtStats *stats)
 
 			stats->buffer_pages++;
 			stats->flushes += opaque->ft_nflushes;
+			stats->flushed_messages += opaque->ft_nflushed;
 			for (off = FtFirstMsgOffset(opaque); off <= PageGetMaxOffsetNumber(page); off++)
 			{
 				stats->buffered_messages++;
