@@ -137,12 +137,14 @@ buffer_insert(FtTree *tree, Buffer bbuf, const char *item, Size len)
 		return false;
 
 	memset(hdr, 0, FT_MSG_HDRSZ);
-	hdr->type = FT_MSG_INSERT;
 	memcpy(msgbuf.data + FT_MSG_HDRSZ, item, len);
 	/* after all messages with an equal key: (key, MSN) order */
 	off = ft_msg_bound(tree, page, item, len, true);
 	msn = opaque->ft_msn + 1;
-	hdr->msn = msn;
+	if (msn > FT_MSG_MAX_MSN)
+		elog(ERROR, "fractam: message sequence of index \"%s\" is exhausted",
+			 RelationGetRelationName(tree->rel));
+	FtMsgSet(hdr, msn, FT_MSG_INSERT);
 
 	freebefore = PageGetExactFreeSpace(page);
 

@@ -570,7 +570,7 @@ msg_group(FtTree *tree, Page bpage, OffsetNumber mi, OffsetNumber end,
 	FtMsgHeader *hdr = ft_msg(bpage, mi, &gkey, &gkeylen);
 
 	/* messages at or below the leaf's MSN are already in the leaf */
-	*type = (hdr->msn > applied) ? hdr->type : 0;
+	*type = (FtMsgMsn(hdr) > applied) ? FtMsgType(hdr) : 0;
 	*key = gkey;
 	*keylen = gkeylen;
 	for (mi++; mi < end; mi++)
@@ -581,11 +581,11 @@ msg_group(FtTree *tree, Page bpage, OffsetNumber mi, OffsetNumber end,
 
 		if (ft_cmp(tree, nkey, nlen, gkey, gkeylen) != 0)
 			break;
-		if (nhdr->msn > applied)
+		if (FtMsgMsn(nhdr) > applied)
 		{
 			*key = nkey;
 			*keylen = nlen;
-			*type = nhdr->type;
+			*type = FtMsgType(nhdr);
 		}
 	}
 	return mi;
@@ -620,8 +620,8 @@ ft_merge_leaf(FtTree *tree, Page lpage, Page bpage, OffsetNumber first,
 		Size		kl;
 		FtMsgHeader *hdr = ft_msg(bpage, mi, &k, &kl);
 
-		if (hdr->msn > *maxmsn)
-			*maxmsn = hdr->msn;
+		if (FtMsgMsn(hdr) > *maxmsn)
+			*maxmsn = FtMsgMsn(hdr);
 	}
 
 	mi = first;

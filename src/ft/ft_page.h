@@ -95,13 +95,22 @@ typedef struct FtPivotHeader
 
 #define FT_PIVOT_HDRSZ	MAXALIGN(sizeof(FtPivotHeader))
 
-/* Buffer-node message: header followed by the key */
+/*
+ * Buffer-node message: one 8-byte word (MSN in the low 56 bits, message
+ * type in the high 8) followed by the key.  Small headers mean more
+ * messages per buffer node, hence more messages moved per leaf write.
+ */
 typedef struct FtMsgHeader
 {
-	uint64		msn;
-	uint8		type;			/* FT_MSG_INSERT / FT_MSG_DELETE */
-	uint8		reserved[7];
+	uint64		msn_type;
 } FtMsgHeader;
+
+#define FT_MSG_TYPE_SHIFT	56
+#define FT_MSG_MAX_MSN		((UINT64CONST(1) << FT_MSG_TYPE_SHIFT) - 1)
+#define FtMsgMsn(hdr)		((hdr)->msn_type & FT_MSG_MAX_MSN)
+#define FtMsgType(hdr)		((int) ((hdr)->msn_type >> FT_MSG_TYPE_SHIFT))
+#define FtMsgSet(hdr, msn, type) \
+	((hdr)->msn_type = ((uint64) (type) << FT_MSG_TYPE_SHIFT) | (msn))
 
 #define FT_MSG_HDRSZ	MAXALIGN(sizeof(FtMsgHeader))
 

@@ -126,9 +126,9 @@ vacuum_messages(FtTree *tree, Buffer buf, FtVacuumCallback callback,
 		 * A buffered INSERT of a dead entry goes away.  DELETE messages
 		 * carry no TID that could be reused and are left to the flush.
 		 */
-		if (hdr->type == FT_MSG_INSERT && callback(key, keylen, arg))
+		if (FtMsgType(hdr) == FT_MSG_INSERT && callback(key, keylen, arg))
 			dead[ndead++] = off;
-		else if (hdr->type == FT_MSG_INSERT)
+		else if (FtMsgType(hdr) == FT_MSG_INSERT)
 			result->num_items += 1;
 	}
 	delete_offsets(tree, buf, dead, ndead);

@@ -188,18 +188,18 @@ verify_node(VerifyState *vs, BlockNumber blkno, int level,
 				Size		keylen;
 				FtMsgHeader *hdr = ft_msg(page, off, &key, &keylen);
 
-				if (hdr->type != FT_MSG_INSERT && hdr->type != FT_MSG_DELETE)
-					corrupt(tree, blkno, psprintf("message at offset %u has unknown type %u", off, hdr->type));
+				if (FtMsgType(hdr) != FT_MSG_INSERT && FtMsgType(hdr) != FT_MSG_DELETE)
+					corrupt(tree, blkno, psprintf("message at offset %u has unknown type %u", off, FtMsgType(hdr)));
 				if (keylen == 0)
 					corrupt(tree, blkno, psprintf("message at offset %u has no key", off));
-				if (hdr->msn > msn)
+				if (FtMsgMsn(hdr) > msn)
 					corrupt(tree, blkno, psprintf("message at offset %u has MSN " UINT64_FORMAT " above the node's " UINT64_FORMAT,
-												  off, hdr->msn, msn));
+												  off, FtMsgMsn(hdr), msn));
 				if (prev)
 				{
 					int			k = cmp_bound(tree, prev, prevlen, key, keylen);
 
-					if (k > 0 || (k == 0 && prevmsn >= hdr->msn))
+					if (k > 0 || (k == 0 && prevmsn >= FtMsgMsn(hdr)))
 						corrupt(tree, blkno, psprintf("messages out of (key, MSN) order at offset %u", off));
 				}
 				if (low && cmp_bound(tree, key, keylen, low, lowlen) < 0)
@@ -209,13 +209,13 @@ verify_node(VerifyState *vs, BlockNumber blkno, int level,
 				/* which child: advance while key >= next pivot */
 				while (c + 1 < n && cmp_bound(tree, key, keylen, pk[c + 1], pl[c + 1]) >= 0)
 					c++;
-				if (hdr->msn <= childmsn[c])
+				if (FtMsgMsn(hdr) <= childmsn[c])
 					corrupt(tree, blkno,
 							psprintf("message at offset %u (MSN " UINT64_FORMAT ") is not newer than its leaf %u (MSN " UINT64_FORMAT ")",
-									 off, hdr->msn, child[c], childmsn[c]));
+									 off, FtMsgMsn(hdr), child[c], childmsn[c]));
 				prev = key;
 				prevlen = keylen;
-				prevmsn = hdr->msn;
+				prevmsn = FtMsgMsn(hdr);
 			}
 		}
 		pfree(pk);
