@@ -58,6 +58,15 @@ typedef struct FractamIndexState
 	FmgrInfo	hashproc[INDEX_MAX_KEYS];
 	Oid			collation[INDEX_MAX_KEYS];
 	FtRootCache rootcache;		/* where the root was last seen */
+
+	/*
+	 * The entry being inserted, deformed once: an insert compares it with
+	 * dozens of pivots, messages and items.  Recognized by address; set
+	 * only for the duration of one ft_insert.
+	 */
+	IndexTuple	probe;
+	Datum		probe_values[INDEX_MAX_KEYS];
+	bool		probe_isnull[INDEX_MAX_KEYS];
 } FractamIndexState;
 
 /* fractam_module.c */
@@ -74,6 +83,7 @@ extern int	fractam_compare_items(void *arg, const char *a, Size alen,
 extern int	fractam_compare_keys(FractamIndexState *state, IndexTuple a,
 								 IndexTuple b);
 extern char *fractam_key_description(Relation index, IndexTuple itup);
+extern void fractam_set_probe(FractamIndexState *state, IndexTuple itup);
 
 /* index_handler.c */
 extern Datum fractam_index_handler(PG_FUNCTION_ARGS);

@@ -132,6 +132,51 @@ fractam_compare_keys(FractamIndexState *state, IndexTuple a, IndexTuple b)
 	return 0;
 }
 
+static int
+compare_tids(IndexTuple a, IndexTuple b)
+{
+	BlockNumber ablk = ItemPointerGetBlockNumberNoCheck(&a->t_tid);
+	BlockNumber bblk = ItemPointerGetBlockNumberNoCheck(&b->t_tid);
+
+	if (ablk != bblk)
+		return ablk < bblk ? -1 : 1;
+	return (int) ItemPointerGetOffsetNumberNoCheck(&a->t_tid) -
+		(int) ItemPointerGetOffsetNumberNoCheck(&b->t_tid);
+}
+
+/* the probe (deformed) against another entry */
+static int
+compare_probe(FractamIndexState *state, IndexTuple other)
+{
+	int			i;
+
+	for (i = 0; i < state->nkeyatts; i++)
+	{
+		bool		isnull;
+		Datum		d = index_getattr(other, i + 1, state->tupdesc, &isnull);
+		int			c = ApplySortComparator(state->probe_values[i],
+											state->probe_isnull[i],
+											d, isnull, &state->ssup[i]);
+
+		if (c != 0)
+			return c;
+	}
+	return compare_tids(state->probe, other);
+}
+
+void
+fractam_set_probe(FractamIndexState *state, IndexTuple itup)
+{
+	int			i;
+
+	state->probe = itup;
+	if (itup == NULL)
+		return;
+	for (i = 0; i < state->nkeyatts; i++)
+		state->probe_values[i] = index_getattr(itup, i + 1, state->tupdesc,
+											   &state->probe_isnull[i]);
+}
+
 /* The tree's comparator: key columns, then heap TID */
 int
 fractam_compare_items(void *arg, const char *a, Size alen,
@@ -140,18 +185,19 @@ fractam_compare_items(void *arg, const char *a, Size alen,
 	FractamIndexState *state = (FractamIndexState *) arg;
 	IndexTuple	ta = (IndexTuple) a;
 	IndexTuple	tb = (IndexTuple) b;
-	int			c = fractam_compare_keys(state, ta, tb);
-	BlockNumber ablk;
-	BlockNumber bblk;
+	int			c;
 
+	if (state->probe)
+	{
+		if (ta == state->probe)
+			return compare_probe(state, tb);
+		if (tb == state->probe)
+			return -compare_probe(state, ta);
+	}
+	c = fractam_compare_keys(state, ta, tb);
 	if (c != 0)
 		return c;
-	ablk = ItemPointerGetBlockNumberNoCheck(&ta->t_tid);
-	bblk = ItemPointerGetBlockNumberNoCheck(&tb->t_tid);
-	if (ablk != bblk)
-		return ablk < bblk ? -1 : 1;
-	return (int) ItemPointerGetOffsetNumberNoCheck(&ta->t_tid) -
-		(int) ItemPointerGetOffsetNumberNoCheck(&tb->t_tid);
+	return compare_tids(ta, tb);
 }
 
 /* "(col, ...)=(val, ...)" for error messages, or NULL if not permitted */

@@ -162,6 +162,22 @@ report_unique_violation(Relation index, Relation heap, IndexTuple itup)
 			 errtableconstraint(heap, RelationGetRelationName(index))));
 }
 
+/* ft_insert with the entry deformed once for all its comparisons */
+static void
+insert_entry(FtTree *tree, FractamIndexState *state, IndexTuple itup)
+{
+	fractam_set_probe(state, itup);
+	PG_TRY();
+	{
+		ft_insert(tree, (char *) itup, IndexTupleSize(itup));
+	}
+	PG_FINALLY();
+	{
+		fractam_set_probe(state, NULL);
+	}
+	PG_END_TRY();
+}
+
 bool
 fractam_insert(Relation index, Datum *values, bool *isnull,
 			   ItemPointer ht_ctid, Relation heapRel,
@@ -189,7 +205,7 @@ fractam_insert(Relation index, Datum *values, bool *isnull,
 		(anynull && !indexInfo->ii_NullsNotDistinct))
 	{
 		if (checkUnique != UNIQUE_CHECK_EXISTING)
-			ft_insert(&tree, (char *) itup, IndexTupleSize(itup));
+			insert_entry(&tree, state, itup);
 		pfree(itup);
 		return true;
 	}
@@ -223,7 +239,7 @@ fractam_insert(Relation index, Datum *values, bool *isnull,
 		if (ur != UNIQUE_OK)
 			result = false;		/* PARTIAL: maybe not unique, recheck later */
 		if (checkUnique != UNIQUE_CHECK_EXISTING)
-			ft_insert(&tree, (char *) itup, IndexTupleSize(itup));
+			insert_entry(&tree, state, itup);
 		LWLockRelease(lock);
 		break;
 	}

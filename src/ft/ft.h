@@ -34,16 +34,18 @@ typedef int (*FtCompareFn) (void *arg, const char *a, Size alen,
 #define FT_MSG_DELETE	2
 
 /*
- * Backend-local cache of the root location, kept by the caller across
- * operations (the index AM keeps it in rd_amcache).  A cached root is
- * used only while that page still has no right sibling at the cached
- * level: the root only ever changes by splitting.
+ * Backend-local cache kept by the caller across operations (the index AM
+ * keeps it in rd_amcache): the root location, used only while that page
+ * still has no right sibling at the cached level (the root only ever
+ * changes by splitting), and whether the last insert was buffered, which
+ * predicts whether the next one needs the buffer node exclusively.
  */
 typedef struct FtRootCache
 {
 	bool		valid;
 	BlockNumber root;
 	uint32		level;
+	bool		last_buffered;	/* the previous insert was buffered */
 } FtRootCache;
 
 /* Tunables and context of one tree, built by the caller per operation */

@@ -238,6 +238,13 @@ apply_with_rewrite(FtTree *tree, Buffer bbuf, int childidx,
 	return ft_flush_child(tree, bbuf, childidx, lbuf, item, len) == FT_FLUSH_DONE;
 }
 
+static void
+note_buffered(FtTree *tree, bool buffered)
+{
+	if (tree->rootcache)
+		tree->rootcache->last_buffered = buffered;
+}
+
 void
 ft_insert(FtTree *tree, const char *item, Size len)
 {
@@ -251,9 +258,19 @@ ft_insert(FtTree *tree, const char *item, Size len)
 		FtDescent	d;
 		Page		bpage;
 		InsertTarget t;
+		bool		exclusive;
 
 		CHECK_FOR_INTERRUPTS();
-		ft_descend(tree, item, len, false, 1, BUFFER_LOCK_SHARE, &d);
+
+		/*
+		 * Inserts into an index much larger than memory are mostly
+		 * buffered, which needs the buffer node exclusively; when the last
+		 * insert was buffered, lock it exclusively right away instead of
+		 * descending twice.
+		 */
+		exclusive = tree->rootcache && tree->rootcache->last_buffered;
+		ft_descend(tree, item, len, false, 1,
+				   exclusive ? BUFFER_LOCK_EXCLUSIVE : BUFFER_LOCK_SHARE, &d);
 		if (d.level == 0)
 		{
 			UnlockReleaseBuffer(d.buf);
@@ -261,56 +278,65 @@ ft_insert(FtTree *tree, const char *item, Size len)
 				return;
 			continue;
 		}
-
-		/* d.buf is the buffer node, share-locked */
 		bpage = BufferGetPage(d.buf);
 		examine_target(tree, bpage, item, len, &t);
-		if (t.direct)
-		{
-			/* adaptive direct apply, B share-locked */
-			Buffer		lbuf = ft_getbuf(tree, t.child, BUFFER_LOCK_EXCLUSIVE);
 
-			if (leaf_insert(tree, lbuf, item, len) == LEAF_INSERTED)
+		if (!exclusive)
+		{
+			if (t.direct)
 			{
-				if (t.rightmost_child)
-					RelationSetTargetBlock(tree->rel, t.child);
-				UnlockReleaseBuffer(lbuf);
-				UnlockReleaseBuffer(d.buf);
-				return;
-			}
-			UnlockReleaseBuffer(lbuf);
-			/* the leaf must be rewritten or split: needs B exclusive */
-		}
-		else if (PageGetExactFreeSpace(bpage) < ft_item_space(FT_MSG_HDRSZ + len))
-		{
-			/*
-			 * B is full and will need a flush: read the heaviest child into
-			 * shared buffers now, while we hold no exclusive lock, so the
-			 * flush does no I/O under B's exclusive lock (usually).  The pin
-			 * is dropped at once: we must not wait for B's lock holding one.
-			 */
-			ReleaseBuffer(ReadBuffer(tree->rel,
-									 ft_child_block(bpage,
-													ft_heaviest_child(tree, bpage))));
-		}
-		UnlockReleaseBuffer(d.buf);
+				/* adaptive direct apply, B share-locked */
+				Buffer		lbuf = ft_getbuf(tree, t.child, BUFFER_LOCK_EXCLUSIVE);
 
-		/* exclusive pass over the buffer node */
-		ft_descend(tree, item, len, false, 1, BUFFER_LOCK_EXCLUSIVE, &d);
-		if (d.level == 0)
-		{
+				if (leaf_insert(tree, lbuf, item, len) == LEAF_INSERTED)
+				{
+					if (t.rightmost_child)
+						RelationSetTargetBlock(tree->rel, t.child);
+					UnlockReleaseBuffer(lbuf);
+					UnlockReleaseBuffer(d.buf);
+					note_buffered(tree, false);
+					return;
+				}
+				UnlockReleaseBuffer(lbuf);
+				/* the leaf must be rewritten or split: needs B exclusive */
+			}
+			else if (PageGetExactFreeSpace(bpage) < ft_item_space(FT_MSG_HDRSZ + len))
+			{
+				/*
+				 * B is full and will need a flush: read the heaviest child
+				 * into shared buffers now, while we hold no exclusive lock,
+				 * so the flush does no I/O under B's exclusive lock
+				 * (usually).  The pin is dropped at once: we must not wait
+				 * for B's lock holding one.
+				 */
+				ReleaseBuffer(ReadBuffer(tree->rel,
+										 ft_child_block(bpage,
+														ft_heaviest_child(tree, bpage))));
+			}
 			UnlockReleaseBuffer(d.buf);
-			continue;
+
+			/* exclusive pass over the buffer node */
+			ft_descend(tree, item, len, false, 1, BUFFER_LOCK_EXCLUSIVE, &d);
+			if (d.level == 0)
+			{
+				UnlockReleaseBuffer(d.buf);
+				continue;
+			}
+			bpage = BufferGetPage(d.buf);
+			examine_target(tree, bpage, item, len, &t);
 		}
-		bpage = BufferGetPage(d.buf);
-		examine_target(tree, bpage, item, len, &t);
+
+		/* B is locked exclusively */
 		if (t.direct)
 		{
 			bool		done = apply_with_rewrite(tree, d.buf, t.childidx, item, len);
 
 			UnlockReleaseBuffer(d.buf);
 			if (done)
+			{
+				note_buffered(tree, false);
 				return;
+			}
 			ft_make_room(tree, item, len, true);
 			continue;
 		}
@@ -318,6 +344,7 @@ ft_insert(FtTree *tree, const char *item, Size len)
 		if (buffer_insert(tree, d.buf, item, len))
 		{
 			UnlockReleaseBuffer(d.buf);
+			note_buffered(tree, true);
 			return;
 		}
 
