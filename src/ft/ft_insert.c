@@ -122,14 +122,14 @@ try_fastpath(FtTree *tree, const char *item, Size len)
  * Add an INSERT message to buffer node bbuf (held exclusively).
  */
 static bool
-buffer_insert(FtTree *tree, Buffer bbuf, const char *item, Size len)
+buffer_insert(FtTree *tree, Buffer bbuf, const char *item, Size len,
+			  OffsetNumber off)
 {
 	Page		page = BufferGetPage(bbuf);
 	FtPageOpaque opaque = FtPageGetOpaque(page);
 	Size		msglen = FT_MSG_HDRSZ + len;
 	PGAlignedBlock msgbuf;
 	FtMsgHeader *hdr = (FtMsgHeader *) msgbuf.data;
-	OffsetNumber off;
 	uint64		msn;
 	Size		freebefore;
 
@@ -138,8 +138,8 @@ buffer_insert(FtTree *tree, Buffer bbuf, const char *item, Size len)
 
 	memset(hdr, 0, FT_MSG_HDRSZ);
 	memcpy(msgbuf.data + FT_MSG_HDRSZ, item, len);
-	/* after all messages with an equal key: (key, MSN) order */
-	off = ft_msg_bound(tree, page, item, len, true);
+	/* off (from examine_target) is after all equal keys: (key, MSN) order */
+	Assert(off == ft_msg_bound(tree, page, item, len, true));
 	msn = opaque->ft_msn + 1;
 	if (msn > FT_MSG_MAX_MSN)
 		elog(ERROR, "fractam: message sequence of index \"%s\" is exhausted",
@@ -173,6 +173,7 @@ typedef struct InsertTarget
 	BlockNumber child;
 	bool		rightmost_child;	/* the rightmost leaf of the tree */
 	bool		direct;			/* slice empty and applying costs no I/O */
+	OffsetNumber msgpos;		/* where a message for the item would go */
 } InsertTarget;
 
 static void
@@ -180,15 +181,54 @@ examine_target(FtTree *tree, Page bpage, const char *item, Size len,
 			   InsertTarget *t)
 {
 	FtPageOpaque bopaque = FtPageGetOpaque(bpage);
-	OffsetNumber first;
-	OffsetNumber end;
+	OffsetNumber firstmsg = FtFirstMsgOffset(bopaque);
+	OffsetNumber maxoff = PageGetMaxOffsetNumber(bpage);
+	OffsetNumber pos;
+	bool		empty = true;
+	char	   *key;
+	Size		keylen;
 
 	t->childidx = ft_child_index(tree, bpage, item, len, false);
 	t->child = ft_child_block(bpage, t->childidx);
 	t->rightmost_child = FtPageIsRightmost(bopaque) &&
 		t->childidx == bopaque->ft_nchildren - 1;
-	ft_slice_range(tree, bpage, t->childidx, &first, &end);
-	t->direct = (first == end) &&
+
+	/*
+	 * Where a message for item would go, after any equal keys.  The child's
+	 * slice is empty exactly when the messages on either side of that
+	 * position belong to other children: item lies inside the child's
+	 * range, and messages are sorted.
+	 */
+	pos = ft_msg_bound(tree, bpage, item, len, true);
+	t->msgpos = pos;
+	if (pos > firstmsg)
+	{
+		ft_msg(bpage, pos - 1, &key, &keylen);
+		if (t->childidx == 0)
+			empty = false;
+		else
+		{
+			char	   *pkey;
+			Size		pkeylen;
+
+			ft_pivot(bpage, FtFirstDataOffset(bopaque) + t->childidx, &pkey, &pkeylen);
+			if (ft_cmp(tree, key, keylen, pkey, pkeylen) >= 0)
+				empty = false;
+		}
+	}
+	if (empty && pos <= maxoff && t->childidx < bopaque->ft_nchildren - 1)
+	{
+		char	   *pkey;
+		Size		pkeylen;
+
+		ft_msg(bpage, pos, &key, &keylen);
+		ft_pivot(bpage, FtFirstDataOffset(bopaque) + t->childidx + 1, &pkey, &pkeylen);
+		if (ft_cmp(tree, key, keylen, pkey, pkeylen) < 0)
+			empty = false;
+	}
+	else if (empty && pos <= maxoff)
+		empty = false;			/* last child: anything after item is its own */
+	t->direct = empty &&
 		(!tree->buffering || t->rightmost_child ||
 		 (tree->direct_apply && ft_leaf_resident(tree, t->child)));
 }
@@ -341,7 +381,7 @@ ft_insert(FtTree *tree, const char *item, Size len)
 			continue;
 		}
 
-		if (buffer_insert(tree, d.buf, item, len))
+		if (buffer_insert(tree, d.buf, item, len, t.msgpos))
 		{
 			UnlockReleaseBuffer(d.buf);
 			note_buffered(tree, true);
