@@ -57,14 +57,17 @@ ft_heaviest_child(FtTree *tree, Page page)
 
 /*
  * Cut items into leaf pages.  starts[p] is the index of page p's first
- * item; returns the number of pages.  The first page of a rightmost leaf
- * is filled to fillfactor (ascending loads), others are balanced.
+ * item; returns the number of pages.  A rightmost leaf (ascending loads)
+ * fills its pages to fillfactor, others are balanced; the last page takes
+ * whatever remains once it fits, and no flush makes more than
+ * FT_MAX_FLUSH_LEAVES pages.
  */
 static int
 cut_pages(FtTree *tree, char **items, Size *lens, int nitems,
 		  Size last_hikey_space, bool rightmost, int *starts)
 {
 	Size		total = 0;
+	Size		remaining;
 	Size		budget;
 	int			npages;
 	int			p = 0;
@@ -73,27 +76,29 @@ cut_pages(FtTree *tree, char **items, Size *lens, int nitems,
 
 	for (i = 0; i < nitems; i++)
 		total += ft_item_space(lens[i]);
+	starts[0] = 0;
 	if (total + last_hikey_space <= FT_LEAF_CAPACITY)
-	{
-		starts[0] = 0;
 		return 1;
-	}
 	npages = (total + FT_LEAF_CAPACITY - 1) / FT_LEAF_CAPACITY + 1;
 	if (rightmost)
 		budget = FT_LEAF_CAPACITY * tree->fillfactor / 100;
 	else
-		budget = total / (npages - 1 > 1 ? npages - 1 : 2) + 1;
-	if (budget > FT_LEAF_CAPACITY)
-		budget = FT_LEAF_CAPACITY;
+		budget = total / (npages - 1) + 1;
+	budget = Max(budget, total / (FT_MAX_FLUSH_LEAVES - 1) + 1);
+	budget = Min(budget, FT_LEAF_CAPACITY);
 
-	starts[0] = 0;
+	remaining = total;
 	for (i = 0; i < nitems; i++)
 	{
 		Size		sp = ft_item_space(lens[i]);
+
 		/* room this page must keep for its high key (the next item) */
 		Size		hk = (i + 1 < nitems) ? ft_item_space(lens[i + 1]) : last_hikey_space;
+		/* once the rest fits on this page, it all goes here */
+		bool		rest_fits = (used + remaining + last_hikey_space <= FT_LEAF_CAPACITY);
 
-		if (used > 0 && (used + sp > budget || used + sp + hk > FT_LEAF_CAPACITY))
+		if (used > 0 && !rest_fits &&
+			(used + sp > budget || used + sp + hk > FT_LEAF_CAPACITY))
 		{
 			p++;
 			if (p >= FT_MAX_FLUSH_LEAVES)
@@ -103,6 +108,7 @@ cut_pages(FtTree *tree, char **items, Size *lens, int nitems,
 			used = 0;
 		}
 		used += sp;
+		remaining -= sp;
 	}
 	return p + 1;
 }
@@ -187,9 +193,15 @@ ft_flush_child(FtTree *tree, Buffer bbuf, int childidx, Buffer lbuf,
 	hikeys[npages - 1] = oldhikey;
 	hikeylens[npages - 1] = oldhikeylen;
 
+	/*
+	 * The node must have room for the new pivots, and should not exceed its
+	 * fanout; but a node with a single child cannot be split, so it takes
+	 * the pivots anyway (the next ft_make_room on its path splits it).
+	 */
 	if (npages > 1 &&
 		(PageGetExactFreeSpace(bpage) + freed < needed ||
-		 FtPageGetOpaque(bpage)->ft_nchildren + npages - 1 > tree->fanout))
+		 (FtPageGetOpaque(bpage)->ft_nchildren >= 2 &&
+		  FtPageGetOpaque(bpage)->ft_nchildren + npages - 1 > tree->fanout)))
 	{
 		UnlockReleaseBuffer(lbuf);
 		pfree(items);
