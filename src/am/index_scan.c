@@ -22,6 +22,7 @@
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
 #include "utils/rel.h"
+#include "utils/snapmgr.h"
 
 /* what failing a key means, per direction and null-ness of the value */
 typedef struct KeyInfo
@@ -408,6 +409,11 @@ next_match(IndexScanDesc scan, ScanDirection dir)
 		return NULL;
 	if (!so->started)
 	{
+		/* see ft_scan_set_keep_pins: only IOS and non-MVCC scans need pins */
+		ft_scan_set_keep_pins(so->fscan,
+							  scan->xs_want_itup ||
+							  scan->xs_snapshot == InvalidSnapshot ||
+							  !IsMVCCSnapshot(scan->xs_snapshot));
 		pgstat_count_index_scan(scan->indexRelation);
 		seek(so, forward ? &so->fwdkey : &so->bwdkey, forward);
 		so->started = true;

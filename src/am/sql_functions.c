@@ -10,6 +10,7 @@
 #include "access/genam.h"
 #include "access/htup_details.h"
 #include "access/table.h"
+#include "access/xlog.h"
 #include "am/fractam_index.h"
 #include "catalog/index.h"
 #include "funcapi.h"
@@ -66,12 +67,19 @@ Datum
 fractam_verify(PG_FUNCTION_ARGS)
 {
 	Oid			indexoid = PG_GETARG_OID(0);
-	Relation	index = open_fractam_index(indexoid, ShareLock);
+
+	/*
+	 * A standby cannot take ShareLock; there, verify under AccessShareLock
+	 * (the check is then only meaningful while replay is not changing the
+	 * index, e.g. once the standby has caught up).
+	 */
+	LOCKMODE	lockmode = RecoveryInProgress() ? AccessShareLock : ShareLock;
+	Relation	index = open_fractam_index(indexoid, lockmode);
 	FtTree		tree;
 
 	fractam_index_tree(index, &tree);
 	ft_verify(&tree);
-	close_fractam_index(index, ShareLock);
+	close_fractam_index(index, lockmode);
 	PG_RETURN_VOID();
 }
 

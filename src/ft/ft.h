@@ -104,6 +104,7 @@ extern void ft_insert(FtTree *tree, const char *item, Size len);
 /* ft_scan.c */
 typedef struct FtScanData *FtScan;
 extern FtScan ft_scan_begin(FtTree *tree);
+extern void ft_scan_set_keep_pins(FtScan scan, bool keep);
 extern void ft_scan_seek(FtScan scan, const char *key, Size keylen, bool forward);
 extern bool ft_scan_next(FtScan scan, const char **item, Size *len);
 extern void ft_scan_release(FtScan scan);

@@ -30,6 +30,7 @@ typedef struct FtScanData
 	bool		forward;
 	bool		positioned;
 	bool		eof;
+	bool		keep_pins;		/* hold pins while returning a leaf's items */
 
 	/* copy of the buffer node above the current leaf */
 	PGAlignedBlock bcopy;
@@ -62,7 +63,22 @@ ft_scan_begin(FtTree *tree)
 	scan->tree = tree;
 	scan->bpin = InvalidBuffer;
 	scan->lpin = InvalidBuffer;
+	scan->keep_pins = true;
 	return scan;
+}
+
+/*
+ * Whether the scan keeps its leaf and buffer node pinned while it returns
+ * their (copied) contents.  The pins make VACUUM's cleanup locks wait, which
+ * index-only scans and non-MVCC snapshots need (an entry's TID must not be
+ * recycled under them); an MVCC scan that visits the table can never see a
+ * tuple a recycled TID now points to, so it drops them at once, as nbtree
+ * does, and does not hold VACUUM up.
+ */
+void
+ft_scan_set_keep_pins(FtScan scan, bool keep)
+{
+	scan->keep_pins = keep;
 }
 
 /* Drop pins and forget the position */
@@ -133,12 +149,20 @@ load_leaf(FtScan scan, FtDescent *d)
 		scan->bpin = InvalidBuffer;
 	}
 
-	/* copy the leaf and keep only a pin */
+	/* copy the leaf and keep at most a pin */
 	memcpy(scan->lcopy.data, BufferGetPage(d->buf), BLCKSZ);
 	LockBuffer(d->buf, BUFFER_LOCK_UNLOCK);
 	if (BufferIsValid(scan->lpin))
 		ReleaseBuffer(scan->lpin);
 	scan->lpin = d->buf;
+	if (!scan->keep_pins)
+	{
+		ReleaseBuffer(scan->lpin);
+		scan->lpin = InvalidBuffer;
+		if (BufferIsValid(scan->bpin))
+			ReleaseBuffer(scan->bpin);
+		scan->bpin = InvalidBuffer;
+	}
 
 	lpage = scan->lcopy.data;
 	lopaque = FtPageGetOpaque(lpage);
