@@ -79,11 +79,12 @@ cut_pages(FtTree *tree, char **items, Size *lens, int nitems,
 	starts[0] = 0;
 	if (total + last_hikey_space <= FT_LEAF_CAPACITY)
 		return 1;
-	npages = (total + FT_LEAF_CAPACITY - 1) / FT_LEAF_CAPACITY + 1;
+	/* pages needed when full; a split always makes at least two */
+	npages = Max(2, (total + FT_LEAF_CAPACITY - 1) / FT_LEAF_CAPACITY);
 	if (rightmost)
 		budget = FT_LEAF_CAPACITY * tree->fillfactor / 100;
 	else
-		budget = total / (npages - 1) + 1;
+		budget = total / npages + 1;
 	budget = Max(budget, total / (FT_MAX_FLUSH_LEAVES - 1) + 1);
 	budget = Min(budget, FT_LEAF_CAPACITY);
 
