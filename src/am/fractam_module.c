@@ -33,8 +33,8 @@ static RmgrData fractam_rmgr = {
 	.rm_redo = ft_redo,
 	.rm_desc = ft_desc,
 	.rm_identify = ft_identify,
-	.rm_startup = ft_xlog_startup,
-	.rm_cleanup = ft_xlog_cleanup,
+	.rm_startup = NULL,			/* redo keeps no state between records */
+	.rm_cleanup = NULL,
 	.rm_mask = ft_mask,
 	.rm_decode = NULL			/* index records carry nothing to decode */
 };

@@ -24,7 +24,6 @@ typedef struct FtDescent
 	int			level;			/* its level */
 	Buffer		parent;			/* pinned (not locked) level-1 parent, or
 								 * InvalidBuffer when the root is a leaf */
-	BlockNumber parent_blkno;
 	int			childidx;		/* index of buf among parent's children */
 	char	   *lowkey;			/* lower bound of the target, palloc'd, or
 								 * NULL for minus infinity */
@@ -50,7 +49,6 @@ extern bool ft_must_move_right(FtTree *tree, Page page, const char *key,
 							   Size len, bool strict);
 extern Size ft_item_space(Size len);
 extern bool ft_leaf_resident(FtTree *tree, BlockNumber blkno);
-extern void ft_relbuf_locked(Buffer buf);
 extern void ft_rewrite_leaf_page(Page page, FtPageOpaque template,
 								 char **items, Size *lens, int nitems,
 								 const char *hikey, Size hikeylen);

@@ -176,12 +176,6 @@ ft_getbuf(FtTree *tree, BlockNumber blkno, int access)
 	return buf;
 }
 
-void
-ft_relbuf_locked(Buffer buf)
-{
-	UnlockReleaseBuffer(buf);
-}
-
 /*
  * Can a deleted page be reused?  Only once no backend (or hot-standby
  * query, see XLOG_FT_REUSE) can still hold a pointer to it from before it

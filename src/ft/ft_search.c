@@ -86,7 +86,6 @@ ft_descend_copy(FtTree *tree, const char *key, Size len, bool strict,
 	Buffer		buf;
 
 	d->parent = InvalidBuffer;
-	d->parent_blkno = InvalidBlockNumber;
 	d->childidx = -1;
 	d->lowkey = NULL;
 	d->lowkeylen = 0;
@@ -149,7 +148,6 @@ ft_descend_copy(FtTree *tree, const char *key, Size len, bool strict,
 			if (bcopy)
 				memcpy(bcopy, page, BLCKSZ);
 			d->parent = buf;
-			d->parent_blkno = BufferGetBlockNumber(buf);
 			d->childidx = childidx;
 			LockBuffer(buf, BUFFER_LOCK_UNLOCK);
 		}

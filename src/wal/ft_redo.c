@@ -182,13 +182,3 @@ ft_mask(char *pagedata, BlockNumber blkno)
 	mask_page_hint_bits(pagedata);
 	mask_unused_space(pagedata);
 }
-
-void
-ft_xlog_startup(void)
-{
-}
-
-void
-ft_xlog_cleanup(void)
-{
-}

@@ -116,7 +116,5 @@ extern void ft_redo(XLogReaderState *record);
 extern void ft_mask(char *pagedata, BlockNumber blkno);
 extern void ft_desc(StringInfo buf, XLogReaderState *record);
 extern const char *ft_identify(uint8 info);
-extern void ft_xlog_startup(void);
-extern void ft_xlog_cleanup(void);
 
 #endif							/* FT_XLOG_H */
