@@ -20,6 +20,7 @@ OBJS = \
 	src/am/sql_functions.o \
 	src/ft/ft_page.o \
 	src/ft/ft_search.o \
+	src/ft/ft_routecache.o \
 	src/ft/ft_insert.o \
 	src/ft/ft_flush.o \
 	src/ft/ft_split.o \

@@ -39,6 +39,17 @@ LANGUAGE C STRICT PARALLEL RESTRICTED;
 COMMENT ON FUNCTION fractam_stats(regclass) IS
   'shape and activity counters of a fractam index';
 
+CREATE FUNCTION fractam_routing_cache_stats(
+  OUT cached_pages bigint,
+  OUT hits bigint,
+  OUT stores bigint,
+  OUT stale bigint)
+RETURNS record
+AS 'MODULE_PATHNAME', 'fractam_routing_cache_stats'
+LANGUAGE C STRICT VOLATILE PARALLEL RESTRICTED;
+COMMENT ON FUNCTION fractam_routing_cache_stats() IS
+  'counters of this session''s cache of fractam routing pages';
+
 REVOKE ALL ON FUNCTION fractam_verify(regclass) FROM PUBLIC;
 
 -- Operator classes: fractam orders entries exactly like btree, so every

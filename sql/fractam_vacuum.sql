@@ -88,3 +88,26 @@ SELECT ft_check('index', 'SELECT id FROM va WHERE k < 100');
 SELECT ft_verify_all('va');
 
 DROP TABLE va;
+
+-- VACUUM of a table with nothing to remove (autovacuum of an insert-only
+-- table) skips index vacuuming; the cleanup call must then not read the
+-- index either (it would evict the inserters' working set)
+CREATE TABLE vi (k int);
+CREATE INDEX vi_k ON vi USING fractam (k) WITH (fanout = 4);
+INSERT INTO vi SELECT (i * 7919) % 20011 FROM generate_series(1, 20000) i;
+SELECT pg_stat_force_next_flush();
+SELECT idx_blks_read + idx_blks_hit AS vi_before
+FROM pg_statio_all_indexes WHERE indexrelid = 'vi_k'::regclass \gset
+VACUUM vi;
+SELECT pg_stat_force_next_flush();
+SELECT idx_blks_read + idx_blks_hit - :vi_before AS index_pages_read_by_vacuum
+FROM pg_statio_all_indexes WHERE indexrelid = 'vi_k'::regclass;
+-- with dead rows it does read it, and removes their entries
+DELETE FROM vi WHERE k < 1000;
+VACUUM vi;
+SELECT pg_stat_force_next_flush();
+SELECT idx_blks_read + idx_blks_hit - :vi_before > 0 AS index_read_by_vacuum
+FROM pg_statio_all_indexes WHERE indexrelid = 'vi_k'::regclass;
+SELECT leaf_items + buffered_messages AS entries FROM fractam_stats('vi_k');
+SELECT ft_verify_all('vi');
+DROP TABLE vi;

@@ -106,15 +106,17 @@ def rate_series(per_sec, secs):
 
 def stall_metrics(series):
     """series: rows (or ops) per 1-second interval over the measured period.
-    The first and last seconds are partial and excluded. Returns the median 1-s rate, the worst 1-s
+    The first and last seconds are partial and excluded. Returns the median 1-s rate, the mean rate
+    over the last third of the period (the sustained rate once the indexes have grown), the worst 1-s
     rate and the worst 10-s window (sliding; mean rate) as fractions of that median, and the number of
     seconds with no completed transaction."""
     s = series[1:-1]
     if len(s) < 3:
         return {}  # too short to say anything about stalls
     med = statistics.median(s)
+    tail = s[(2 * len(s)) // 3:]
     out = {"median": med, "min1": min(s), "zero_secs": sum(1 for x in s if x == 0),
-           "secs": len(s)}
+           "secs": len(s), "last_third": sum(tail) / float(len(tail))}
     if len(s) >= 10:
         win = [sum(s[i:i + 10]) / 10.0 for i in range(len(s) - 9)]
         out["min10"] = min(win)

@@ -16,6 +16,7 @@
 #include "storage/lwlock.h"
 #include "storage/shmem.h"
 #include "utils/guc.h"
+#include "utils/inval.h"
 #include "wal/ft_xlog.h"
 
 PG_MODULE_MAGIC;
@@ -59,6 +60,16 @@ fractam_unique_locks(void)
 	return unique_locks;
 }
 
+/*
+ * Cached routing pages of an index must not outlive its relation file:
+ * REINDEX, TRUNCATE and DROP all invalidate the index's relcache entry.
+ */
+static void
+fractam_relcache_callback(Datum arg, Oid relid)
+{
+	ft_routecache_invalidate(relid);
+}
+
 void
 _PG_init(void)
 {
@@ -92,6 +103,14 @@ _PG_init(void)
 							 "meant for testing the buffering and flush paths.",
 							 &fractam_direct_apply, true,
 							 PGC_USERSET, 0, NULL, NULL, NULL);
+
+	DefineCustomIntVariable("fractam.routing_cache_pages",
+							"Routing pages each backend keeps private copies of.",
+							"Saves descents the shared-buffer lookups of the levels "
+							"above the buffer nodes; 0 disables the cache.",
+							&ft_routing_cache_pages, 256, 0, 65536,
+							PGC_USERSET, GUC_UNIT_BLOCKS, NULL, NULL, NULL);
+	CacheRegisterRelcacheCallback(fractam_relcache_callback, (Datum) 0);
 
 	prev_shmem_request_hook = shmem_request_hook;
 	shmem_request_hook = fractam_shmem_request;

@@ -51,33 +51,24 @@ fractam_bulkdelete(IndexVacuumInfo *info, IndexBulkDeleteResult *stats,
 	return stats;
 }
 
-static bool
-keep_all(const char *item, Size len, void *arg)
-{
-	return false;
-}
-
 IndexBulkDeleteResult *
 fractam_vacuumcleanup(IndexVacuumInfo *info, IndexBulkDeleteResult *stats)
 {
 	if (info->analyze_only)
 		return stats;
 
+	/*
+	 * No bulk delete ran in this VACUUM (typically autovacuum of an
+	 * insert-mostly table, which skips index vacuuming): nothing was deleted
+	 * and no page was freed, so there is nothing to clean up.  Like nbtree,
+	 * return NULL rather than reading the whole index just to count its
+	 * entries; such a pass would evict the working set of the inserters and
+	 * hold cleanup locks on every buffer node.
+	 */
+	if (stats == NULL)
+		return NULL;
+
 	/* make pages this VACUUM freed findable by the FSM searches */
 	IndexFreeSpaceMapVacuum(info->index);
-
-	/* no bulk delete this time: count the entries with a read-only pass */
-	if (stats == NULL)
-	{
-		FtTree		tree;
-		FtVacuumResult res;
-
-		stats = palloc0(sizeof(IndexBulkDeleteResult));
-		fractam_index_tree(info->index, &tree);
-		ft_vacuum(&tree, keep_all, NULL, &res);
-		stats->num_pages = res.num_pages;
-		stats->num_index_tuples = res.num_items;
-		stats->estimated_count = false;
-	}
 	return stats;
 }

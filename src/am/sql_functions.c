@@ -1,7 +1,8 @@
 /*-------------------------------------------------------------------------
  *
  * sql_functions.c
- *	  fractam_verify(regclass) and fractam_stats(regclass).
+ *	  fractam_verify(regclass), fractam_stats(regclass) and
+ *	  fractam_routing_cache_stats().
  *
  *-------------------------------------------------------------------------
  */
@@ -21,6 +22,7 @@
 
 PG_FUNCTION_INFO_V1(fractam_verify);
 PG_FUNCTION_INFO_V1(fractam_stats);
+PG_FUNCTION_INFO_V1(fractam_routing_cache_stats);
 
 static Relation
 open_fractam_index(Oid indexoid, LOCKMODE lockmode)
@@ -83,6 +85,17 @@ fractam_verify(PG_FUNCTION_ARGS)
 	PG_RETURN_VOID();
 }
 
+/* The composite result of a function with OUT parameters */
+static Datum
+make_result_row(FunctionCallInfo fcinfo, Datum *values, bool *nulls)
+{
+	TupleDesc	tupdesc;
+
+	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
+		elog(ERROR, "return type must be a row type");
+	return HeapTupleGetDatum(heap_form_tuple(tupdesc, values, nulls));
+}
+
 Datum
 fractam_stats(PG_FUNCTION_ARGS)
 {
@@ -90,12 +103,9 @@ fractam_stats(PG_FUNCTION_ARGS)
 	Relation	index = open_fractam_index(indexoid, AccessShareLock);
 	FtTree		tree;
 	FtStats		st;
-	TupleDesc	tupdesc;
 	Datum		values[11];
 	bool		nulls[11] = {0};
 
-	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
-		elog(ERROR, "return type must be a row type");
 	fractam_index_tree(index, &tree);
 	ft_collect_stats(&tree, &st);
 	close_fractam_index(index, AccessShareLock);
@@ -112,5 +122,21 @@ fractam_stats(PG_FUNCTION_ARGS)
 	values[9] = Int64GetDatum(st.free_pages);
 	values[10] = Float8GetDatum(st.flushes > 0 ?
 								(double) st.flushed_messages / st.flushes : 0.0);
-	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(tupdesc, values, nulls)));
+	PG_RETURN_DATUM(make_result_row(fcinfo, values, nulls));
+}
+
+/* Counters of this backend's routing-page cache */
+Datum
+fractam_routing_cache_stats(PG_FUNCTION_ARGS)
+{
+	FtRouteCacheStats st;
+	Datum		values[4];
+	bool		nulls[4] = {0};
+
+	ft_routecache_stats(&st);
+	values[0] = Int64GetDatum(st.cached_pages);
+	values[1] = Int64GetDatum(st.hits);
+	values[2] = Int64GetDatum(st.stores);
+	values[3] = Int64GetDatum(st.stale);
+	PG_RETURN_DATUM(make_result_row(fcinfo, values, nulls));
 }

@@ -98,6 +98,19 @@ typedef struct FtVacuumResult
 extern void ft_init_tree(FtTree *tree, ForkNumber forknum);
 extern void ft_check_item_size(FtTree *tree, Size len);
 
+/* ft_routecache.c: backend-local copies of routing pages */
+extern PGDLLIMPORT int ft_routing_cache_pages;
+typedef struct FtRouteCacheStats
+{
+	int64		cached_pages;	/* copies held now */
+	int64		hits;			/* descents that used a copy */
+	int64		stores;			/* copies taken from shared buffers */
+	int64		stale;			/* copies dropped for missing a downlink */
+} FtRouteCacheStats;
+
+extern void ft_routecache_invalidate(Oid relid);
+extern void ft_routecache_stats(FtRouteCacheStats *stats);
+
 /* ft_insert.c */
 extern void ft_insert(FtTree *tree, const char *item, Size len);
 

@@ -58,6 +58,11 @@ extern int	ft_merge_leaf(FtTree *tree, Page lpage, Page bpage,
 						  const char *extra, Size extralen,
 						  char **items, Size *lens, uint64 *maxmsn);
 
+/* ft_routecache.c */
+extern Page ft_routecache_lookup(FtTree *tree, BlockNumber blkno, uint32 level);
+extern void ft_routecache_store(FtTree *tree, BlockNumber blkno, Page page);
+extern void ft_routecache_forget(FtTree *tree, BlockNumber blkno);
+
 /* ft_search.c */
 extern void ft_descend(FtTree *tree, const char *key, Size len, bool strict,
 					   int stoplevel, int access, FtDescent *d);

@@ -65,6 +65,7 @@ typedef FtPageOpaqueData *FtPageOpaque;
 #define FtPageGetOpaque(page) ((FtPageOpaque) PageGetSpecialPointer(page))
 #define FtPageIsLeaf(opaque)	(((opaque)->ft_flags & FT_PAGE_LEAF) != 0)
 #define FtPageIsBuffer(opaque)	(((opaque)->ft_flags & FT_PAGE_BUFFER) != 0)
+#define FtPageIsRouting(opaque)	(((opaque)->ft_flags & FT_PAGE_ROUTING) != 0)
 #define FtPageIsRightmost(opaque) ((opaque)->ft_right == InvalidBlockNumber)
 #define FtPageIsDeleted(opaque) (((opaque)->ft_flags & FT_PAGE_DELETED) != 0)
 

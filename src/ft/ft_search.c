@@ -35,16 +35,63 @@ set_lowkey(FtDescent *d, const char *key, Size len)
 }
 
 /*
- * Lock buf's right siblings until key is within the page's range.
+ * A page on the way down: locked in shared buffers, or (routing pages
+ * only) a backend-local copy from the routing cache, see ft_routecache.c.
  */
-static Buffer
-move_right(FtTree *tree, Buffer buf, const char *key, Size len, bool strict,
-		   int access, FtDescent *d)
+typedef struct DescentPage
 {
+	Buffer		buf;			/* InvalidBuffer for a cached copy */
+	Page		page;
+	BlockNumber blkno;
+} DescentPage;
+
+/*
+ * Get blkno, expected at level.  With cacheable (the page is only read,
+ * under a share lock) a routing page may come from the routing cache, and
+ * one read from shared buffers is copied into it.
+ */
+static void
+visit(FtTree *tree, BlockNumber blkno, uint32 level, int access,
+	  bool cacheable, DescentPage *p)
+{
+	p->blkno = blkno;
+	if (cacheable && level >= 2 &&
+		(p->page = ft_routecache_lookup(tree, blkno, level)) != NULL)
+	{
+		p->buf = InvalidBuffer;
+		return;
+	}
+	p->buf = ft_getbuf(tree, blkno, access);
+	p->page = BufferGetPage(p->buf);
+	if (cacheable && FtPageIsRouting(FtPageGetOpaque(p->page)))
+		ft_routecache_store(tree, blkno, p->page);
+}
+
+static void
+leave(DescentPage *p)
+{
+	if (BufferIsValid(p->buf))
+		UnlockReleaseBuffer(p->buf);
+	p->buf = InvalidBuffer;
+	p->page = NULL;
+}
+
+/*
+ * Step right from p until key is within the page's range.  If we had to,
+ * the cached copy we descended from (from_copy) missed a downlink: drop
+ * it, so that the next descent reads the current page.
+ */
+static void
+move_right(FtTree *tree, DescentPage *p, const char *key, Size len,
+		   bool strict, int access, bool cacheable, BlockNumber from_copy,
+		   FtDescent *d)
+{
+	bool		moved = false;
+
 	for (;;)
 	{
-		Page		page = BufferGetPage(buf);
-		FtPageOpaque opaque = FtPageGetOpaque(page);
+		FtPageOpaque opaque = FtPageGetOpaque(p->page);
+		uint32		level = opaque->ft_level;
 		Size		hlen;
 		char	   *hikey;
 		BlockNumber right;
@@ -53,20 +100,23 @@ move_right(FtTree *tree, Buffer buf, const char *key, Size len, bool strict,
 		{
 			/* its key range now belongs to its right sibling */
 			right = opaque->ft_right;
-			UnlockReleaseBuffer(buf);
-			buf = ft_getbuf(tree, right, access);
+			leave(p);
+			visit(tree, right, level, access, cacheable, p);
 			continue;
 		}
 		if (key == NULL ? FtPageIsRightmost(opaque) :
-			!ft_must_move_right(tree, page, key, len, strict))
-			return buf;
-		hikey = ft_page_item(page, FT_HIKEY, &hlen);
+			!ft_must_move_right(tree, p->page, key, len, strict))
+			break;
+		hikey = ft_page_item(p->page, FT_HIKEY, &hlen);
 		set_lowkey(d, hikey, hlen);
 		right = opaque->ft_right;
-		UnlockReleaseBuffer(buf);
-		buf = ft_getbuf(tree, right, access);
+		leave(p);
+		visit(tree, right, level, access, cacheable, p);
+		moved = true;
 		CHECK_FOR_INTERRUPTS();
 	}
+	if (moved && from_copy != InvalidBlockNumber)
+		ft_routecache_forget(tree, from_copy);
 }
 
 /*
@@ -83,7 +133,8 @@ ft_descend_copy(FtTree *tree, const char *key, Size len, bool strict,
 {
 	BlockNumber blkno;
 	uint32		level;
-	Buffer		buf;
+	DescentPage p;
+	BlockNumber from_copy = InvalidBlockNumber;
 
 	d->parent = InvalidBuffer;
 	d->childidx = -1;
@@ -101,15 +152,22 @@ ft_descend_copy(FtTree *tree, const char *key, Size len, bool strict,
 		}
 		else
 			ft_read_meta(tree, &blkno, &level);
-		buf = ft_getbuf(tree, blkno,
-						(int) level <= stoplevel ? access : BUFFER_LOCK_SHARE);
-		ropaque = FtPageGetOpaque(BufferGetPage(buf));
+		visit(tree, blkno, level,
+			  (int) level <= stoplevel ? access : BUFFER_LOCK_SHARE,
+			  (int) level > stoplevel, &p);
+		ropaque = FtPageGetOpaque(p.page);
 		if (FtPageIsRightmost(ropaque) && !FtPageIsDeleted(ropaque) &&
 			ropaque->ft_level == level &&
 			!(ropaque->ft_flags & FT_PAGE_META))
 			break;
+		if (!BufferIsValid(p.buf))
+		{
+			/* a copy from before the root split: read the page itself */
+			ft_routecache_forget(tree, blkno);
+			continue;
+		}
 		/* the cached root split: look it up again */
-		UnlockReleaseBuffer(buf);
+		leave(&p);
 		if (!(tree->rootcache && tree->rootcache->valid))
 			elog(ERROR, "fractam: metapage of index \"%s\" points to a root that is not one",
 				 RelationGetRelationName(tree->rel));
@@ -125,9 +183,10 @@ ft_descend_copy(FtTree *tree, const char *key, Size len, bool strict,
 		char	   *pkey;
 		Size		pkeylen;
 
-		buf = move_right(tree, buf, key, len, strict,
-						 (int) level <= stoplevel ? access : BUFFER_LOCK_SHARE, d);
-		page = BufferGetPage(buf);
+		move_right(tree, &p, key, len, strict,
+				   (int) level <= stoplevel ? access : BUFFER_LOCK_SHARE,
+				   (int) level > stoplevel, from_copy, d);
+		page = p.page;
 		opaque = FtPageGetOpaque(page);
 		curlevel = opaque->ft_level;
 		if (curlevel <= stoplevel)
@@ -143,29 +202,37 @@ ft_descend_copy(FtTree *tree, const char *key, Size len, bool strict,
 		if (curlevel == 1)
 		{
 			/* remember the buffer node above the leaf; keep it pinned */
+			Assert(BufferIsValid(p.buf));
 			if (BufferIsValid(d->parent))
 				ReleaseBuffer(d->parent);
 			if (bcopy)
 				memcpy(bcopy, page, BLCKSZ);
-			d->parent = buf;
+			d->parent = p.buf;
 			d->childidx = childidx;
-			LockBuffer(buf, BUFFER_LOCK_UNLOCK);
+			LockBuffer(p.buf, BUFFER_LOCK_UNLOCK);
+			p.buf = InvalidBuffer;
+			from_copy = InvalidBlockNumber;
 		}
 		else
-			UnlockReleaseBuffer(buf);
+		{
+			from_copy = BufferIsValid(p.buf) ? InvalidBlockNumber : p.blkno;
+			leave(&p);
+		}
 
 		level = curlevel - 1;
-		buf = ft_getbuf(tree, child,
-						(int) level <= stoplevel ? access : BUFFER_LOCK_SHARE);
-		if (FtPageGetOpaque(BufferGetPage(buf))->ft_level != level)
+		visit(tree, child, level,
+			  (int) level <= stoplevel ? access : BUFFER_LOCK_SHARE,
+			  (int) level > stoplevel, &p);
+		if (FtPageGetOpaque(p.page)->ft_level != level)
 			ereport(ERROR,
 					(errcode(ERRCODE_INDEX_CORRUPTED),
 					 errmsg("index \"%s\" has a downlink to block %u at level %u, but the page is at level %u",
 							RelationGetRelationName(tree->rel), child, level,
-							FtPageGetOpaque(BufferGetPage(buf))->ft_level)));
+							FtPageGetOpaque(p.page)->ft_level)));
 	}
-	d->buf = buf;
-	d->level = FtPageGetOpaque(BufferGetPage(buf))->ft_level;
+	Assert(BufferIsValid(p.buf));
+	d->buf = p.buf;
+	d->level = FtPageGetOpaque(p.page)->ft_level;
 }
 
 void

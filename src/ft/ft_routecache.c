@@ -1,0 +1,256 @@
+/*-------------------------------------------------------------------------
+ *
+ * ft_routecache.c
+ *	  Backend-local copies of routing pages (level >= 2).
+ *
+ * Every descent passes the root and the routing levels, a handful of pages
+ * per index that every backend reads on every insert and lookup.  Reading
+ * them through the buffer manager costs a mapping lookup, a pin and a
+ * content lock each time; this cache keeps private copies instead.
+ *
+ * A stale copy is harmless, by the same argument that makes Lehman-Yao
+ * descents correct with stale downlinks: pages at level >= 1 are never
+ * deleted, merged or recycled, and they only split to the right, so the
+ * node a copy routes to still exists at that level and its low bound is
+ * still <= the search key.  At worst the descent has to move right at the
+ * next level.  When it does, the copy that routed it there is dropped, so
+ * the next descent reads the current page.
+ *
+ * Copies are keyed by (index OID, block) and also remember the relfilenode
+ * they were read from; the index AM drops an index's copies on every
+ * relcache invalidation of it (REINDEX, TRUNCATE, DROP all send one), so a
+ * copy never outlives the relation file it came from.  The total size is
+ * bounded by fractam.routing_cache_pages, with clock replacement.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "ft/ft_int.h"
+#include "utils/hsearch.h"
+#include "utils/memutils.h"
+#include "utils/rel.h"
+
+int			ft_routing_cache_pages = 256;
+
+typedef struct RouteCacheKey
+{
+	Oid			relid;
+	BlockNumber blkno;
+} RouteCacheKey;
+
+typedef struct RouteCacheEntry
+{
+	RouteCacheKey key;
+	int			slot;
+} RouteCacheEntry;
+
+typedef struct RouteCacheSlot
+{
+	bool		inuse;
+	bool		referenced;		/* clock bit */
+	RouteCacheKey key;
+	RelFileNode node;
+	char	   *page;
+} RouteCacheSlot;
+
+static MemoryContext cache_cxt = NULL;
+static HTAB *cache_hash = NULL;
+static RouteCacheSlot *slots = NULL;
+static int	nslots = 0;			/* capacity the cache was built with */
+static int	clock_hand = 0;
+static List *cached_relids = NIL;	/* indexes with copies, for invalidation */
+static FtRouteCacheStats counters;
+
+static void
+reset_cache(void)
+{
+	if (cache_cxt)
+		MemoryContextDelete(cache_cxt);
+	cache_cxt = NULL;
+	cache_hash = NULL;
+	slots = NULL;
+	nslots = 0;
+	clock_hand = 0;
+	cached_relids = NIL;
+}
+
+/* (Re)build the cache when it is first used or its size setting changed */
+static bool
+ensure_cache(void)
+{
+	HASHCTL		ctl;
+
+	if (nslots == ft_routing_cache_pages && cache_hash != NULL)
+		return true;
+	reset_cache();
+	if (ft_routing_cache_pages <= 0)
+		return false;
+
+	cache_cxt = AllocSetContextCreate(TopMemoryContext, "fractam routing cache",
+									  ALLOCSET_DEFAULT_SIZES);
+	ctl.keysize = sizeof(RouteCacheKey);
+	ctl.entrysize = sizeof(RouteCacheEntry);
+	ctl.hcxt = cache_cxt;
+	cache_hash = hash_create("fractam routing cache", ft_routing_cache_pages,
+							 &ctl, HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
+	slots = MemoryContextAllocZero(cache_cxt,
+								   sizeof(RouteCacheSlot) * ft_routing_cache_pages);
+	nslots = ft_routing_cache_pages;
+	return true;
+}
+
+static void
+drop_slot(RouteCacheSlot *s)
+{
+	bool		found;
+
+	Assert(s->inuse);
+	hash_search(cache_hash, &s->key, HASH_REMOVE, &found);
+	Assert(found);
+	s->inuse = false;
+}
+
+/*
+ * The cached copy of blkno at the given level, or NULL.
+ */
+Page
+ft_routecache_lookup(FtTree *tree, BlockNumber blkno, uint32 level)
+{
+	RouteCacheKey key;
+	RouteCacheEntry *e;
+	RouteCacheSlot *s;
+
+	if (nslots != ft_routing_cache_pages || cache_hash == NULL)
+		return NULL;
+	key.relid = RelationGetRelid(tree->rel);
+	key.blkno = blkno;
+	e = hash_search(cache_hash, &key, HASH_FIND, NULL);
+	if (e == NULL)
+		return NULL;
+	s = &slots[e->slot];
+	if (!RelFileNodeEquals(s->node, tree->rel->rd_node) ||
+		FtPageGetOpaque((Page) s->page)->ft_level != level)
+	{
+		drop_slot(s);
+		return NULL;
+	}
+	s->referenced = true;
+	counters.hits++;
+	return (Page) s->page;
+}
+
+/*
+ * Remember a copy of a routing page that the caller holds locked.
+ */
+void
+ft_routecache_store(FtTree *tree, BlockNumber blkno, Page page)
+{
+	RouteCacheKey key;
+	RouteCacheEntry *e;
+	RouteCacheSlot *s;
+	bool		found;
+	Oid			relid = RelationGetRelid(tree->rel);
+
+	Assert(FtPageIsRouting(FtPageGetOpaque(page)));
+	if (!ensure_cache())
+		return;
+
+	key.relid = relid;
+	key.blkno = blkno;
+	e = hash_search(cache_hash, &key, HASH_FIND, NULL);
+	if (e != NULL)
+		s = &slots[e->slot];
+	else
+	{
+		/* clock sweep for a free or unreferenced slot */
+		for (;;)
+		{
+			s = &slots[clock_hand];
+			clock_hand = (clock_hand + 1) % nslots;
+			if (!s->inuse)
+				break;
+			if (!s->referenced)
+			{
+				drop_slot(s);
+				break;
+			}
+			s->referenced = false;
+		}
+		if (s->page == NULL)
+			s->page = MemoryContextAlloc(cache_cxt, BLCKSZ);
+		e = hash_search(cache_hash, &key, HASH_ENTER, &found);
+		Assert(!found);
+		e->slot = s - slots;
+		s->key = key;
+		s->inuse = true;
+		if (!list_member_oid(cached_relids, relid))
+		{
+			MemoryContext old = MemoryContextSwitchTo(cache_cxt);
+
+			cached_relids = lappend_oid(cached_relids, relid);
+			MemoryContextSwitchTo(old);
+		}
+	}
+	s->node = tree->rel->rd_node;
+	s->referenced = true;
+	memcpy(s->page, page, BLCKSZ);
+	counters.stores++;
+}
+
+/*
+ * Drop the copy of one page, found to be stale.
+ */
+void
+ft_routecache_forget(FtTree *tree, BlockNumber blkno)
+{
+	RouteCacheKey key;
+	RouteCacheEntry *e;
+
+	if (cache_hash == NULL)
+		return;
+	key.relid = RelationGetRelid(tree->rel);
+	key.blkno = blkno;
+	e = hash_search(cache_hash, &key, HASH_FIND, NULL);
+	if (e != NULL)
+	{
+		drop_slot(&slots[e->slot]);
+		counters.stale++;
+	}
+}
+
+/*
+ * Drop every copy of an index (InvalidOid: of all indexes).  Called from
+ * relcache invalidation, so it must not fail or do catalog access.
+ */
+void
+ft_routecache_invalidate(Oid relid)
+{
+	int			i;
+
+	if (cache_hash == NULL)
+		return;
+	if (!OidIsValid(relid))
+	{
+		for (i = 0; i < nslots; i++)
+			if (slots[i].inuse)
+				drop_slot(&slots[i]);
+		list_free(cached_relids);
+		cached_relids = NIL;
+		return;
+	}
+	if (!list_member_oid(cached_relids, relid))
+		return;
+	for (i = 0; i < nslots; i++)
+		if (slots[i].inuse && slots[i].key.relid == relid)
+			drop_slot(&slots[i]);
+	cached_relids = list_delete_oid(cached_relids, relid);
+}
+
+/* This backend's counters, and the number of pages cached now */
+void
+ft_routecache_stats(FtRouteCacheStats *stats)
+{
+	*stats = counters;
+	stats->cached_pages = cache_hash ? hash_get_num_entries(cache_hash) : 0;
+}
