@@ -478,7 +478,7 @@ def write_all(outdir):
                   st.get("synchronous_commit"), st.get("max_wal_size"), st.get("checkpoint_timeout"),
                   "on" if st.get("data_checksums") else "off",
                   "; shared_preload_libraries='fractam' in every variant" if st.get("preload_fractam") else "",
-                  ("; extra: " + ", ".join("%s=%s" % kv for kv in st["extra_conf"])) if st.get("extra_conf") else ""))
+                  ("; extra: " + ", ".join("%s=%s" % tuple(kv) for kv in st["extra_conf"])) if st.get("extra_conf") else ""))
     md.append("- scratch data on device %s; one fresh cluster (initdb) per variant, one database per workload"
               % st.get("workdir_device"))
     md.append("")

@@ -230,11 +230,17 @@ ft_newbuf(FtTree *tree)
 								 FullTransactionIdFromU64(FtPageGetOpaque(page)->ft_msn));
 				return buf;
 			}
-			LockBuffer(buf, BUFFER_LOCK_UNLOCK);
-			/* not yet: give it back and extend instead */
-			ReleaseBuffer(buf);
-			RecordFreeIndexPage(tree->rel, blkno);
-			break;
+			if (PageGetSpecialSize(page) == MAXALIGN(sizeof(FtPageOpaqueData)) &&
+				FtPageIsDeleted(FtPageGetOpaque(page)))
+			{
+				/* not yet: give it back and extend instead */
+				UnlockReleaseBuffer(buf);
+				RecordFreeIndexPage(tree->rel, blkno);
+				break;
+			}
+			/* a stale entry (the page is in use again): drop it, go on */
+			UnlockReleaseBuffer(buf);
+			continue;
 		}
 		ReleaseBuffer(buf);
 	}

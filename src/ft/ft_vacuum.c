@@ -36,14 +36,76 @@ delete_offsets(FtTree *tree, Buffer buf, OffsetNumber *dead, int ndead)
 }
 
 /*
+ * The blocks the walk reached.  Pages it did not reach are the metapage,
+ * routing pages and deleted pages; the deleted ones are put in the free
+ * space map again at the end, because the map is not crash-safe (nbtree
+ * finds them again the same way, by looking at every block).
+ */
+typedef struct VisitMap
+{
+	BlockNumber nblocks;		/* blocks when the walk started */
+	uint8	   *bits;
+} VisitMap;
+
+static void
+mark_visited(VisitMap *v, BlockNumber blkno)
+{
+	if (blkno < v->nblocks)
+		v->bits[blkno / 8] |= (uint8) (1 << (blkno % 8));
+}
+
+static bool
+was_visited(VisitMap *v, BlockNumber blkno)
+{
+	return (v->bits[blkno / 8] & (1 << (blkno % 8))) != 0;
+}
+
+/*
+ * Offer every deleted page the walk did not reach to the free space map.
+ * Entries there are only hints: ft_newbuf checks under the page lock that
+ * a page is really deleted and old enough before it reuses it.
+ */
+static void
+record_unreached_free_pages(FtTree *tree, VisitMap *v)
+{
+	BlockNumber blkno;
+
+	for (blkno = FT_METAPAGE_BLKNO + 1; blkno < v->nblocks; blkno++)
+	{
+		Buffer		buf;
+		Page		page;
+		bool		isfree;
+
+		if (was_visited(v, blkno))
+			continue;
+		CHECK_FOR_INTERRUPTS();
+		buf = ReadBuffer(tree->rel, blkno);
+		LockBuffer(buf, BUFFER_LOCK_SHARE);
+		page = BufferGetPage(buf);
+		if (PageIsNew(page))
+			isfree = true;		/* extension interrupted by a crash */
+		else
+		{
+			ft_checkpage(tree->rel, buf);
+			isfree = FtPageIsDeleted(FtPageGetOpaque(page));
+		}
+		UnlockReleaseBuffer(buf);
+		if (isfree)
+			RecordFreeIndexPage(tree->rel, blkno);
+	}
+}
+
+/*
  * Read a page and take its cleanup lock: waits until no scan pins it.
  * The page must be of the given kind (the walk only reaches leaves and
  * buffer nodes).
  */
 static Buffer
-cleanup_lock(FtTree *tree, BlockNumber blkno, uint16 kind)
+cleanup_lock(FtTree *tree, BlockNumber blkno, uint16 kind, VisitMap *visited)
 {
 	Buffer		buf = ReadBuffer(tree->rel, blkno);
+
+	mark_visited(visited, blkno);
 
 	CHECK_FOR_INTERRUPTS();
 	LockBufferForCleanup(buf);
@@ -142,11 +204,12 @@ vacuum_messages(FtTree *tree, Buffer buf, FtVacuumCallback callback,
 static BlockNumber
 vacuum_leaf_run(FtTree *tree, BlockNumber blkno, const char *bound,
 				Size boundlen, FtVacuumCallback callback, void *arg,
-				FtVacuumResult *result, EmptyLeaves *empties)
+				FtVacuumResult *result, EmptyLeaves *empties,
+				VisitMap *visited)
 {
 	while (blkno != InvalidBlockNumber)
 	{
-		Buffer		buf = cleanup_lock(tree, blkno, FT_PAGE_LEAF);
+		Buffer		buf = cleanup_lock(tree, blkno, FT_PAGE_LEAF, visited);
 		Page		page = BufferGetPage(buf);
 		FtPageOpaque opaque = FtPageGetOpaque(page);
 		bool		last;
@@ -287,8 +350,11 @@ ft_vacuum(FtTree *tree, FtVacuumCallback callback, void *arg,
 	BlockNumber bblk;
 	BlockNumber leafblk;
 	EmptyLeaves empties = {0};
+	VisitMap	visited;
 
 	memset(result, 0, sizeof(FtVacuumResult));
+	visited.nblocks = RelationGetNumberOfBlocks(tree->rel);
+	visited.bits = palloc0(visited.nblocks / 8 + 1);
 
 	/* leftmost buffer node, or the root leaf */
 	ft_descend(tree, "", 0, false, 1, BUFFER_LOCK_SHARE, &d);
@@ -296,7 +362,8 @@ ft_vacuum(FtTree *tree, FtVacuumCallback callback, void *arg,
 	{
 		leafblk = BufferGetBlockNumber(d.buf);
 		UnlockReleaseBuffer(d.buf);
-		vacuum_leaf_run(tree, leafblk, NULL, 0, callback, arg, result, NULL);
+		vacuum_leaf_run(tree, leafblk, NULL, 0, callback, arg, result, NULL,
+						&visited);
 		result->num_pages = RelationGetNumberOfBlocks(tree->rel);
 		return;
 	}
@@ -306,7 +373,7 @@ ft_vacuum(FtTree *tree, FtVacuumCallback callback, void *arg,
 
 	while (bblk != InvalidBlockNumber)
 	{
-		Buffer		bbuf = cleanup_lock(tree, bblk, FT_PAGE_BUFFER);
+		Buffer		bbuf = cleanup_lock(tree, bblk, FT_PAGE_BUFFER, &visited);
 		BlockNumber thisblk = bblk;
 		Page		bpage = BufferGetPage(bbuf);
 		FtPageOpaque bopaque = FtPageGetOpaque(bpage);
@@ -326,11 +393,13 @@ ft_vacuum(FtTree *tree, FtVacuumCallback callback, void *arg,
 
 		empties.n = 0;
 		leafblk = vacuum_leaf_run(tree, leafblk, bound, boundlen,
-								  callback, arg, result, &empties);
+								  callback, arg, result, &empties, &visited);
 		if (empties.n > 0)
 			unlink_empty_leaves(tree, thisblk, &empties, result);
 		if (bound)
 			pfree(bound);
 	}
+	record_unreached_free_pages(tree, &visited);
+	pfree(visited.bits);
 	result->num_pages = RelationGetNumberOfBlocks(tree->rel);
 }
