@@ -418,6 +418,16 @@ SELECT json_build_object(
 FROM pg_stat_wal w, pg_stat_bgwriter b, pg_stat_database d WHERE d.datname = current_database()
 """
 
+# shape of every fractam index (reads the whole index: only at the end of a workload)
+FRACTAM_STATS_SQL = """
+SELECT coalesce(json_agg(json_build_object('name', c.relname, 'height', s.height,
+  'leaf_pages', s.leaf_pages, 'buffer_pages', s.buffer_pages, 'routing_pages', s.routing_pages,
+  'leaf_items', s.leaf_items, 'buffered_messages', s.buffered_messages, 'free_pages', s.free_pages,
+  'avg_flush_size', s.avg_flush_size) ORDER BY c.relname), '[]')
+FROM pg_class c JOIN pg_am am ON am.oid = c.relam, LATERAL fractam_stats(c.oid) s
+WHERE c.relnamespace = 'public'::regnamespace AND c.relkind = 'i' AND am.amname = 'fractam_index'
+"""
+
 SIZES_SQL = """
 SELECT coalesce(json_agg(json_build_object('name', c.relname, 'kind', c.relkind, 'am', am.amname,
   'table', t.relname,
@@ -499,11 +509,17 @@ class Ctx:
 
     def sizes(self):
         try:
-            return {"relations": json.loads(self.q(SIZES_SQL)),
-                    "db": int(self.q("SELECT pg_database_size(current_database())")),
-                    "live_rows": int(self.q("SELECT coalesce(sum(n_live_tup), 0) FROM pg_stat_user_tables"))}
+            out = {"relations": json.loads(self.q(SIZES_SQL)),
+                   "db": int(self.q("SELECT pg_database_size(current_database())")),
+                   "live_rows": int(self.q("SELECT coalesce(sum(n_live_tup), 0) FROM pg_stat_user_tables"))}
         except (SQLError, ValueError) as e:
             return {"error": str(e)}
+        if any(r.get("am") == "fractam_index" for r in out["relations"]):
+            try:
+                out["fractam_stats"] = json.loads(self.q(FRACTAM_STATS_SQL))
+            except (SQLError, ValueError) as e:
+                out["fractam_stats_error"] = str(e)
+        return out
 
     def deltas(self, a, b, norm_rows):
         def d(k):

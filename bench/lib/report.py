@@ -194,6 +194,29 @@ def metric_rows(phname, per_variant, variants):
     return out
 
 
+def fractam_shape_table(res, wl, variants):
+    """Shape of the fractam indexes at the end of a workload (fractam_stats)."""
+    out = []
+    for v in variants:
+        fs = ((res["runs"].get(v) or {}).get(wl) or {}).get("final_sizes") or {}
+        st = fs.get("fractam_stats")
+        if not st:
+            continue
+        if not out:
+            out = ["| variant | index | height | leaf pages | buffer nodes (size) | routing pages | "
+                   "entries in leaves | buffered messages | avg messages per flush |",
+                   "|---|---|---|---|---|---|---|---|---|"]
+        tot_b = 0
+        for r in st:
+            tot_b += r["buffer_pages"]
+            out.append("| %s | %s | %d | %s | %s (%s) | %s | %s | %s | %.1f |" % (
+                v, r["name"], r["height"], num(r["leaf_pages"]), num(r["buffer_pages"]),
+                fbytes(r["buffer_pages"] * 8192), num(r["routing_pages"]), num(r["leaf_items"]),
+                num(r["buffered_messages"]), r["avg_flush_size"] or 0))
+        out.append("| %s | all | | | %s (%s) | | | | |" % (v, num(tot_b), fbytes(tot_b * 8192)))
+    return "\n".join(out)
+
+
 def sizes_table(res, wl, variants):
     ran = [v for v in variants if wl in res["runs"].get(v, {})]
     rels = {}
@@ -610,6 +633,13 @@ def write_all(outdir):
         md.append("")
         md.append(sizes_table(res, wl, ran))
         md.append("")
+        shape = fractam_shape_table(res, wl, ran)
+        if shape:
+            md.append("Shape of the fractam indexes at the end (`fractam_stats`); the buffer nodes are the "
+                      "part every insert touches, compare their size with shared_buffers:")
+            md.append("")
+            md.append(shape)
+            md.append("")
         for v in ran:
             run = res["runs"][v].get(wl) or {}
             if run.get("plans"):
