@@ -55,87 +55,16 @@ ft_heaviest_child(FtTree *tree, Page page)
 	return best;
 }
 
-/* a flush brings at least this many entries to look like a local append */
-#define FT_APPEND_MIN_BATCH		4
-
-/*
- * Is this flush appending at one point of the leaf?  That is how
- * (category, timestamp) or (price, time) keys grow: each category gets its
- * newest entries at one place, the end of its own range, and the entries
- * on either side of that place receive nothing more.  Such a leaf is cut
- * like the rightmost leaf (pages filled to fillfactor) instead of in the
- * middle, which would leave every page behind half empty for good.
- *
- * It holds when the new entries all sort after the leaf's last entry, or
- * when a batch of them (from a buffer node) all fall between the same two
- * neighbouring entries.  Random keys practically never do: a batch spreads
- * over the whole range of the leaf, and a single entry proves nothing
- * unless it lands past the end.
- */
-static bool
-flush_appends(FtTree *tree, Page lpage, Page bpage, OffsetNumber first,
-			  OffsetNumber end, const char *extra, Size extralen)
-{
-	OffsetNumber lmax = PageGetMaxOffsetNumber(lpage);
-	char	   *minkey = NULL;
-	Size		minlen = 0;
-	char	   *maxkey = NULL;
-	Size		maxlen = 0;
-	char	   *item;
-	Size		itemlen;
-	OffsetNumber pos;
-	bool		found;
-
-	if (lmax < FtFirstDataOffset(FtPageGetOpaque(lpage)))
-		return false;			/* empty leaf: nothing to append to */
-	if (first < end)
-	{
-		/* messages are sorted: first and last are the extremes */
-		ft_msg(bpage, first, &minkey, &minlen);
-		ft_msg(bpage, end - 1, &maxkey, &maxlen);
-	}
-	if (extra != NULL)
-	{
-		if (minkey == NULL || ft_cmp(tree, extra, extralen, minkey, minlen) < 0)
-		{
-			minkey = (char *) extra;
-			minlen = extralen;
-		}
-		if (maxkey == NULL || ft_cmp(tree, extra, extralen, maxkey, maxlen) > 0)
-		{
-			maxkey = (char *) extra;
-			maxlen = extralen;
-		}
-	}
-	if (minkey == NULL)
-		return false;
-
-	/* past the leaf's last entry */
-	item = ft_page_item(lpage, lmax, &itemlen);
-	if (ft_cmp(tree, minkey, minlen, item, itemlen) > 0)
-		return true;
-
-	/* a batch between two neighbouring entries */
-	if ((end - first) + (extra != NULL) < FT_APPEND_MIN_BATCH)
-		return false;
-	pos = ft_leaf_lower_bound(tree, lpage, minkey, minlen, &found);
-	if (found)
-		return false;
-	Assert(pos <= lmax);
-	item = ft_page_item(lpage, pos, &itemlen);
-	return ft_cmp(tree, maxkey, maxlen, item, itemlen) < 0;
-}
-
 /*
  * Cut items into leaf pages.  starts[p] is the index of page p's first
  * item; returns the number of pages.  A rightmost leaf (ascending loads)
- * and a leaf being appended to (see flush_appends) fill their pages to
- * fillfactor, others are balanced; the last page takes whatever remains
- * once it fits, and no flush makes more than FT_MAX_FLUSH_LEAVES pages.
+ * fills its pages to fillfactor, others are balanced; the last page takes
+ * whatever remains once it fits, and no flush makes more than
+ * FT_MAX_FLUSH_LEAVES pages.
  */
 static int
 cut_pages(FtTree *tree, char **items, Size *lens, int nitems,
-		  Size last_hikey_space, bool fill, int *starts)
+		  Size last_hikey_space, bool rightmost, int *starts)
 {
 	Size		total = 0;
 	Size		remaining;
@@ -152,7 +81,7 @@ cut_pages(FtTree *tree, char **items, Size *lens, int nitems,
 		return 1;
 	/* pages needed when full; a split always makes at least two */
 	npages = Max(2, (total + FT_LEAF_CAPACITY - 1) / FT_LEAF_CAPACITY);
-	if (fill)
+	if (rightmost)
 		budget = FT_LEAF_CAPACITY * tree->fillfactor / 100;
 	else
 		budget = total / npages + 1;
@@ -242,10 +171,7 @@ ft_flush_child(FtTree *tree, Buffer bbuf, int childidx, Buffer lbuf,
 
 	npages = cut_pages(tree, items, lens, nitems,
 					   oldhikey ? ft_item_space(oldhikeylen) : 0,
-					   oldhikey == NULL ||
-					   flush_appends(tree, lcopy.data, bcopy.data, first, end,
-									 extra, extralen),
-					   starts);
+					   oldhikey == NULL, starts);
 
 	/* pivots for the new right pages, and room for them in the node */
 	for (off = first; off < end; off++)
