@@ -58,6 +58,7 @@ typedef struct FractamIndexState
 	FmgrInfo	hashproc[INDEX_MAX_KEYS];
 	Oid			collation[INDEX_MAX_KEYS];
 	FtRootCache rootcache;		/* where the root was last seen */
+	Size		max_item_size;	/* longest possible index tuple */
 
 	/*
 	 * The entry being inserted, deformed once: an insert compares it with

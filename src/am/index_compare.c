@@ -50,6 +50,27 @@ find_hash_proc(Relation index, int col, FmgrInfo *finfo)
 	return true;
 }
 
+/*
+ * The longest index tuple the index can produce: bounded when every column
+ * (key and INCLUDE) has a fixed width, else the tree's general limit.
+ */
+static Size
+max_index_tuple_size(TupleDesc tupdesc)
+{
+	Size		size = MAXALIGN(sizeof(IndexTupleData) + sizeof(IndexAttributeBitMapData));
+	int			i;
+
+	for (i = 0; i < tupdesc->natts; i++)
+	{
+		Form_pg_attribute att = TupleDescAttr(tupdesc, i);
+
+		if (att->attlen <= 0)
+			return FT_MAX_ITEM_SIZE;
+		size = att_align_nominal(size, att->attalign) + att->attlen;
+	}
+	return Min(MAXALIGN(size), FT_MAX_ITEM_SIZE);
+}
+
 FractamIndexState *
 fractam_index_state(Relation index)
 {
@@ -63,6 +84,7 @@ fractam_index_state(Relation index)
 	state->tupdesc = RelationGetDescr(index);
 	state->nkeyatts = IndexRelationGetNumberOfKeyAttributes(index);
 	state->hashable = true;
+	state->max_item_size = max_index_tuple_size(state->tupdesc);
 	for (i = 0; i < state->nkeyatts; i++)
 	{
 		SortSupport ssup = &state->ssup[i];
@@ -110,7 +132,9 @@ fractam_index_tree(Relation index, FtTree *tree)
 	tree->buffering = opts ? opts->buffering : true;
 	tree->direct_apply = fractam_direct_apply;
 	tree->rootcache = &((FractamIndexState *) tree->cmp_arg)->rootcache;
+	tree->max_item_size = ((FractamIndexState *) tree->cmp_arg)->max_item_size;
 }
+
 
 /* Compare the key columns of two index tuples */
 int

@@ -59,12 +59,20 @@ typedef struct FtTree
 	bool		buffering;		/* false: behave like a plain B+-tree */
 	bool		direct_apply;	/* apply to resident leaves directly */
 	FtRootCache *rootcache;		/* or NULL */
+	Size		max_item_size;	/* longest item this tree can hold (at
+								 * most FT_MAX_ITEM_SIZE); 0 = unknown */
 } FtTree;
 
 /* Largest item the tree accepts (also bounds pivots and messages) */
 #define FT_MAX_ITEM_SIZE \
 	MAXALIGN_DOWN((BLCKSZ - MAXALIGN(SizeOfPageHeaderData + 3 * sizeof(ItemIdData)) - \
 				   MAXALIGN(sizeof(FtPageOpaqueData))) / 3 - 16)
+
+/* Room a level-2 buffer node keeps for one more pivot (see ft_split.c) */
+#define FT_PIVOT_ROOM(tree) \
+	(MAXALIGN(MAXALIGN(sizeof(uint64)) + \
+			  ((tree)->max_item_size > 0 ? (tree)->max_item_size : FT_MAX_ITEM_SIZE)) + \
+	 sizeof(ItemIdData))
 
 /* Statistics gathered by ft_collect_stats */
 typedef struct FtStats

@@ -122,7 +122,7 @@ finish_page(FtBuildState state, int level, const char *hikey, Size hikeylen,
 
 	ft_page_init(image.data,
 				 level == 0 ? FT_PAGE_LEAF :
-				 level == 1 ? FT_PAGE_BUFFER : FT_PAGE_ROUTING,
+				 FtLevelIsBuffer(level) ? FT_PAGE_BUFFER : FT_PAGE_ROUTING,
 				 level);
 	opaque = FtPageGetOpaque(image.data);
 	opaque->ft_right = right;
@@ -171,7 +171,7 @@ level_full(FtBuildState state, int level, Size newlen)
 			lv->used + sp > FT_LEAF_CAPACITY * tree->fillfactor / 100;
 	}
 	sp = ft_item_space(FT_PIVOT_HDRSZ + newlen);
-	if (level == 1)
+	if (FtLevelIsBuffer(level))
 		return lv->n >= Max(2, tree->fanout * 3 / 4) ||
 			lv->pivotbytes + sp > FT_BUFFER_PIVOT_LIMIT / 2;
 	return lv->used + sp + FT_PIVOT_RESERVE + ft_item_space(newlen) >

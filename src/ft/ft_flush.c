@@ -1,7 +1,8 @@
 /*-------------------------------------------------------------------------
  *
  * ft_flush.c
- *	  Moving a buffer node's messages into a leaf.
+ *	  Moving a buffer node's messages into a leaf, or into the buffer node
+ *	  one level down.
  *
  * A flush moves ALL pending messages of one child (its "slice") into the
  * leaf in one atomic operation and one WAL record: the leaf is rewritten
@@ -166,8 +167,12 @@ ft_flush_child(FtTree *tree, Buffer bbuf, int childidx, Buffer lbuf,
 	maxitems = PageGetMaxOffsetNumber(lpage) + (end - first) + 2;
 	items = palloc(sizeof(char *) * maxitems);
 	lens = palloc(sizeof(Size) * maxitems);
-	nitems = ft_merge_leaf(tree, lcopy.data, bcopy.data, first, end,
-						extra, extralen, items, lens, &maxmsn);
+	{
+		FtMsgRun	run = {bcopy.data, first, end};
+
+		nitems = ft_merge_leaf(tree, lcopy.data, &run, 1,
+							   extra, extralen, items, lens, &maxmsn);
+	}
 
 	npages = cut_pages(tree, items, lens, nitems,
 					   oldhikey ? ft_item_space(oldhikeylen) : 0,
@@ -259,4 +264,215 @@ ft_flush_child(FtTree *tree, Buffer bbuf, int childidx, Buffer lbuf,
 	pfree(items);
 	pfree(lens);
 	return FT_FLUSH_DONE;
+}
+
+/* a message of an upper node's slice, while choosing what to move */
+typedef struct MoveCand
+{
+	OffsetNumber off;
+	uint64		msn;
+	Size		space;
+	bool		chosen;
+} MoveCand;
+
+static int
+cand_msn_cmp(const void *a, const void *b)
+{
+	const MoveCand *ca = *(MoveCand *const *) a;
+	const MoveCand *cb = *(MoveCand *const *) b;
+
+	return (ca->msn < cb->msn) ? -1 : (ca->msn > cb->msn) ? 1 : 0;
+}
+
+/*
+ * Move the messages of upper node ubuf at [first, end) (one child's
+ * slice) into that child, lower buffer node xbuf; both exclusively locked.
+ * If not all fit, the OLDEST that fit move: the ones left behind are newer
+ * than every message below them, which is all readers rely on (see
+ * README).  Returns the number moved.
+ */
+static int
+move_messages(FtTree *tree, Buffer ubuf, OffsetNumber first,
+			  OffsetNumber end, Buffer xbuf)
+{
+	Page		upage = BufferGetPage(ubuf);
+	Page		xpage = BufferGetPage(xbuf);
+	FtPageOpaque xop = FtPageGetOpaque(xpage);
+	int			n = end - first;
+	MoveCand   *cands = palloc(sizeof(MoveCand) * n);
+	MoveCand  **bymsn = palloc(sizeof(MoveCand *) * n);
+	Size		room = PageGetExactFreeSpace(xpage);
+	Size		total = 0;
+	OffsetNumber *moved = palloc(sizeof(OffsetNumber) * n);
+	int			nmoved = 0;
+	char	   *payload;
+	Size		payloadlen = 0;
+	char	   *p;
+	OffsetNumber xi = FtFirstMsgOffset(xop);
+	OffsetNumber xmax = PageGetMaxOffsetNumber(xpage);
+	uint64		maxmsn = 0;
+	int			i;
+
+	for (i = 0; i < n; i++)
+	{
+		char	   *key;
+		Size		keylen;
+		FtMsgHeader *hdr = ft_msg(upage, first + i, &key, &keylen);
+
+		cands[i].off = first + i;
+		cands[i].msn = FtMsgMsn(hdr);
+		cands[i].space = ft_item_space(FT_MSG_HDRSZ + keylen);
+		cands[i].chosen = false;
+		bymsn[i] = &cands[i];
+		total += cands[i].space;
+	}
+	if (total <= room)
+	{
+		for (i = 0; i < n; i++)
+			cands[i].chosen = true;
+	}
+	else
+	{
+		Size		used = 0;
+
+		qsort(bymsn, n, sizeof(MoveCand *), cand_msn_cmp);
+		for (i = 0; i < n && used + bymsn[i]->space <= room; i++)
+		{
+			bymsn[i]->chosen = true;
+			used += bymsn[i]->space;
+		}
+	}
+
+	/*
+	 * Target offsets: each message goes after the lower node's messages
+	 * with keys <= its own (those are older), and after the moved ones
+	 * before it.
+	 */
+	payload = palloc(BLCKSZ + n * 2 * sizeof(uint16));
+	p = payload;
+	for (i = 0; i < n; i++)
+	{
+		char	   *key;
+		Size		keylen;
+		char	   *item;
+		Size		itemlen;
+		uint16		hdr[2];
+
+		if (!cands[i].chosen)
+			continue;
+		item = ft_page_item(upage, cands[i].off, &itemlen);
+		ft_msg(upage, cands[i].off, &key, &keylen);
+		while (xi <= xmax)
+		{
+			char	   *xkey;
+			Size		xkeylen;
+
+			ft_msg(xpage, xi, &xkey, &xkeylen);
+			if (ft_cmp(tree, xkey, xkeylen, key, keylen) > 0)
+				break;
+			xi++;
+		}
+		hdr[0] = xi + nmoved;
+		hdr[1] = (uint16) itemlen;
+		memcpy(p, hdr, sizeof(hdr));
+		p += sizeof(hdr);
+		memcpy(p, item, itemlen);
+		p += itemlen;
+		moved[nmoved++] = cands[i].off;
+		if (cands[i].msn > maxmsn)
+			maxmsn = cands[i].msn;
+	}
+	payloadlen = p - payload;
+
+	if (nmoved > 0)
+	{
+		START_CRIT_SECTION();
+		ft_apply_move_lower(xpage, payload, nmoved, maxmsn);
+		ft_apply_move_upper(upage, moved, nmoved);
+		MarkBufferDirty(xbuf);
+		MarkBufferDirty(ubuf);
+		ftxlog_move(tree->rel, ubuf, moved, nmoved, xbuf, payload, payloadlen,
+					maxmsn);
+		END_CRIT_SECTION();
+	}
+	pfree(cands);
+	pfree(bymsn);
+	pfree(moved);
+	pfree(payload);
+	return nmoved;
+}
+
+/*
+ * Flush child xidx of upper buffer node ubuf (level 2, exclusively locked)
+ * into that child, a level-1 buffer node: make room there by flushing its
+ * heaviest children into their leaves, then move the slice (or its oldest
+ * messages, if the lower node cannot take it all even then).
+ *
+ * Returns FT_FLUSH_NEED_SPLIT if the lower node must be split first (a
+ * leaf flush needs room for pivots it does not have); *splitkey (palloc'd)
+ * then is a key on the path to it.
+ */
+FtFlushResult
+ft_flush_to_node(FtTree *tree, Buffer ubuf, int xidx, char **splitkey,
+				 Size *splitkeylen)
+{
+	Page		upage = BufferGetPage(ubuf);
+	Buffer		xbuf = ft_getbuf(tree, ft_child_block(upage, xidx),
+								 BUFFER_LOCK_EXCLUSIVE);
+	Page		xpage = BufferGetPage(xbuf);
+	OffsetNumber first;
+	OffsetNumber end;
+	OffsetNumber off;
+	Size		need = 0;
+	int			moved;
+
+	if (FtPageGetOpaque(xpage)->ft_level != FtPageGetOpaque(upage)->ft_level - 1 ||
+		!FtPageIsBuffer(FtPageGetOpaque(xpage)))
+		ereport(ERROR,
+				(errcode(ERRCODE_INDEX_CORRUPTED),
+				 errmsg("index \"%s\" has a non-buffer page at block %u below buffer node %u",
+						RelationGetRelationName(tree->rel),
+						BufferGetBlockNumber(xbuf), BufferGetBlockNumber(ubuf))));
+
+	ft_slice_range(tree, upage, xidx, &first, &end);
+	for (off = first; off < end; off++)
+		need += ft_item_space(ItemIdGetLength(PageGetItemId(upage, off)));
+
+	/* make room below: flush the lower node's heaviest children */
+	while (PageGetExactFreeSpace(xpage) < need &&
+		   PageGetMaxOffsetNumber(xpage) >= FtFirstMsgOffset(FtPageGetOpaque(xpage)))
+	{
+		int			heavy = ft_heaviest_child(tree, xpage);
+		Buffer		lbuf = ft_getbuf(tree, ft_child_block(xpage, heavy),
+									 BUFFER_LOCK_EXCLUSIVE);
+
+		CHECK_FOR_INTERRUPTS();
+		if (ft_flush_child(tree, xbuf, heavy, lbuf, NULL, 0) == FT_FLUSH_NEED_SPLIT)
+			goto need_split;
+	}
+
+	moved = (end > first) ? move_messages(tree, ubuf, first, end, xbuf) : 0;
+	if (moved == 0 && end > first)
+		goto need_split;		/* not even one fits next to its pivots */
+
+	/* the next flush out of the lower node will go here: start reading it */
+	if (PageGetExactFreeSpace(xpage) < FT_PREFETCH_FREE)
+		(void) PrefetchBuffer(tree->rel, MAIN_FORKNUM,
+							  ft_child_block(xpage, ft_heaviest_child(tree, xpage)));
+	UnlockReleaseBuffer(xbuf);
+	return FT_FLUSH_DONE;
+
+need_split:
+	{
+		char	   *key;
+		Size		keylen;
+
+		/* a key in the lower node's range: its first slice message */
+		ft_msg(upage, first, &key, &keylen);
+		*splitkey = palloc(keylen);
+		memcpy(*splitkey, key, keylen);
+		*splitkeylen = keylen;
+	}
+	UnlockReleaseBuffer(xbuf);
+	return FT_FLUSH_NEED_SPLIT;
 }

@@ -4,14 +4,17 @@
  *	  The write path: right-edge fast path, adaptive direct apply, and
  *	  buffering of messages in buffer nodes.
  *
- * An insert descends with share locks to the buffer node B above the
- * target leaf L.  If B holds no messages for L and applying to L costs no
+ * In a two-level tree (root buffer node B above the leaves), an insert
+ * descends with share locks to the buffer node B above the target leaf L.  If B holds no messages for L and applying to L costs no
  * I/O (L is in shared buffers, or L is the rightmost leaf), the item goes
  * straight into L while B stays share-locked: B's share lock keeps every
  * other writer from adding a message for L meanwhile, so "no pending
  * message above L" stays true until we are done.  Otherwise the item
  * becomes an INSERT message in B (exclusive lock), with the next MSN of B.
  * When B is full, its heaviest child is flushed first.
+ *
+ * Taller trees have a second buffer level: new messages enter the level-2
+ * node T and move down to level 1 in batches (see insert_two_level).
  *
  *-------------------------------------------------------------------------
  */
@@ -33,9 +36,6 @@ ft_check_item_size(FtTree *tree, Size len)
 						RelationGetRelationName(tree->rel)),
 				 errhint("Values larger than 1/3 of a buffer page cannot be indexed.")));
 }
-
-/* free space below which a buffer node prefetches its next flush target */
-#define FT_PREFETCH_FREE	(BLCKSZ / 4)
 
 typedef enum LeafInsertResult
 {
@@ -133,7 +133,12 @@ buffer_insert(FtTree *tree, Buffer bbuf, const char *item, Size len,
 	uint64		msn;
 	Size		freebefore;
 
-	if (PageGetExactFreeSpace(page) < ft_item_space(msglen))
+	/*
+	 * A level-2 node keeps room for one more pivot, for when a child splits
+	 * (see make_pivot_room).
+	 */
+	if (PageGetExactFreeSpace(page) < ft_item_space(msglen) +
+		(opaque->ft_level >= 2 ? FT_PIVOT_ROOM(tree) : 0))
 		return false;
 
 	memset(hdr, 0, FT_MSG_HDRSZ);
@@ -171,22 +176,67 @@ typedef struct InsertTarget
 {
 	int			childidx;
 	BlockNumber child;
-	bool		rightmost_child;	/* the rightmost leaf of the tree */
-	bool		direct;			/* slice empty and applying costs no I/O */
+	bool		rightmost_child;	/* the rightmost page of the level below */
+	bool		slice_empty;	/* no message for the child's range here */
+	bool		direct;			/* level 1: slice empty and applying costs
+								 * no I/O */
 	OffsetNumber msgpos;		/* where a message for the item would go */
 } InsertTarget;
+
+/*
+ * Does buffer node page hold a message in [low, high) (NULL: open ends),
+ * given that pos is where a key inside that range would go?  Messages are
+ * sorted, so only the neighbours of pos need a look.
+ */
+static bool
+range_has_messages(FtTree *tree, Page page, OffsetNumber pos,
+				   const char *low, Size lowlen,
+				   const char *high, Size highlen)
+{
+	OffsetNumber firstmsg = FtFirstMsgOffset(FtPageGetOpaque(page));
+	char	   *key;
+	Size		keylen;
+
+	if (pos > firstmsg)
+	{
+		ft_msg(page, pos - 1, &key, &keylen);
+		if (low == NULL || ft_cmp(tree, key, keylen, low, lowlen) >= 0)
+			return true;
+	}
+	if (pos <= PageGetMaxOffsetNumber(page))
+	{
+		ft_msg(page, pos, &key, &keylen);
+		if (high == NULL || ft_cmp(tree, key, keylen, high, highlen) < 0)
+			return true;
+	}
+	return false;
+}
+
+/* the key of pivot i of an internal page, or NULL for i out of range */
+static char *
+pivot_key(Page page, int i, Size *len)
+{
+	FtPageOpaque opaque = FtPageGetOpaque(page);
+	char	   *key;
+
+	if (i <= 0 || i >= opaque->ft_nchildren)
+	{
+		*len = 0;
+		return NULL;
+	}
+	ft_pivot(page, FtFirstDataOffset(opaque) + i, &key, len);
+	return key;
+}
 
 static void
 examine_target(FtTree *tree, Page bpage, const char *item, Size len,
 			   InsertTarget *t)
 {
 	FtPageOpaque bopaque = FtPageGetOpaque(bpage);
-	OffsetNumber firstmsg = FtFirstMsgOffset(bopaque);
-	OffsetNumber maxoff = PageGetMaxOffsetNumber(bpage);
-	OffsetNumber pos;
-	bool		empty = true;
-	char	   *key;
-	Size		keylen;
+	char	   *low;
+	Size		lowlen;
+	char	   *high;
+	Size		highlen;
 
 	t->childidx = ft_child_index(tree, bpage, item, len, false);
 	t->child = ft_child_block(bpage, t->childidx);
@@ -194,41 +244,16 @@ examine_target(FtTree *tree, Page bpage, const char *item, Size len,
 		t->childidx == bopaque->ft_nchildren - 1;
 
 	/*
-	 * Where a message for item would go, after any equal keys.  The child's
+	 * Where a message for item would go, after any equal keys; the child's
 	 * slice is empty exactly when the messages on either side of that
-	 * position belong to other children: item lies inside the child's
-	 * range, and messages are sorted.
+	 * position belong to other children.
 	 */
-	pos = ft_msg_bound(tree, bpage, item, len, true);
-	t->msgpos = pos;
-	if (pos > firstmsg)
-	{
-		ft_msg(bpage, pos - 1, &key, &keylen);
-		if (t->childidx == 0)
-			empty = false;
-		else
-		{
-			char	   *pkey;
-			Size		pkeylen;
-
-			ft_pivot(bpage, FtFirstDataOffset(bopaque) + t->childidx, &pkey, &pkeylen);
-			if (ft_cmp(tree, key, keylen, pkey, pkeylen) >= 0)
-				empty = false;
-		}
-	}
-	if (empty && pos <= maxoff && t->childidx < bopaque->ft_nchildren - 1)
-	{
-		char	   *pkey;
-		Size		pkeylen;
-
-		ft_msg(bpage, pos, &key, &keylen);
-		ft_pivot(bpage, FtFirstDataOffset(bopaque) + t->childidx + 1, &pkey, &pkeylen);
-		if (ft_cmp(tree, key, keylen, pkey, pkeylen) < 0)
-			empty = false;
-	}
-	else if (empty && pos <= maxoff)
-		empty = false;			/* last child: anything after item is its own */
-	t->direct = empty &&
+	t->msgpos = ft_msg_bound(tree, bpage, item, len, true);
+	low = pivot_key(bpage, t->childidx, &lowlen);
+	high = pivot_key(bpage, t->childidx + 1, &highlen);
+	t->slice_empty = !range_has_messages(tree, bpage, t->msgpos,
+										 low, lowlen, high, highlen);
+	t->direct = bopaque->ft_level == 1 && t->slice_empty &&
 		(!tree->buffering || t->rightmost_child ||
 		 (tree->direct_apply && ft_leaf_resident(tree, t->child)));
 }
@@ -285,9 +310,147 @@ note_buffered(FtTree *tree, bool buffered)
 		tree->rootcache->last_buffered = buffered;
 }
 
+typedef enum InsertStep
+{
+	INSERT_DONE,
+	INSERT_RETRY,				/* start over */
+	INSERT_RETRY_EXCLUSIVE		/* start over, locking exclusively */
+} InsertStep;
+
+/*
+ * Insert under a level-2 buffer node T (d->buf, locked share or
+ * exclusive; released here).
+ *
+ * The item is applied directly to its leaf L when no message for L's key
+ * range is buffered in T or in the level-1 node X between them and L
+ * costs no I/O: T and X stay locked meanwhile (at least share), which
+ * keeps any message for L from arriving (only T receives new messages,
+ * and moving them down needs T exclusively).  Otherwise it becomes a
+ * message in T.  X is only read when T holds no message for X's range at
+ * all (or X is the rightmost node, whose rightmost leaf never has
+ * messages): in an index much larger than memory, buffered inserts then
+ * touch T alone, and X only once per move of many messages.
+ */
+static InsertStep
+insert_two_level(FtTree *tree, const char *item, Size len, FtDescent *d,
+				 bool exclusive)
+{
+	Buffer		tbuf = d->buf;
+	Page		tpage = BufferGetPage(tbuf);
+	InsertTarget t;
+
+	examine_target(tree, tpage, item, len, &t);
+	if (t.slice_empty || t.rightmost_child || !tree->buffering)
+	{
+		Buffer		xbuf = ft_getbuf(tree, t.child,
+									 exclusive ? BUFFER_LOCK_EXCLUSIVE : BUFFER_LOCK_SHARE);
+		Page		xpage = BufferGetPage(xbuf);
+		InsertTarget lt;
+		bool		direct;
+
+		if (FtPageGetOpaque(xpage)->ft_level != 1)
+			ereport(ERROR,
+					(errcode(ERRCODE_INDEX_CORRUPTED),
+					 errmsg("index \"%s\" has a downlink to block %u at level 1, but the page is at level %u",
+							RelationGetRelationName(tree->rel), t.child,
+							FtPageGetOpaque(xpage)->ft_level)));
+		examine_target(tree, xpage, item, len, &lt);
+		direct = lt.direct;
+		if (direct && !t.slice_empty)
+		{
+			/* T holds messages for X: are any for L's range? */
+			char	   *low;
+			Size		lowlen;
+			char	   *high;
+			Size		highlen;
+
+			low = pivot_key(xpage, lt.childidx, &lowlen);
+			if (low == NULL)
+				low = pivot_key(tpage, t.childidx, &lowlen);
+			high = pivot_key(xpage, lt.childidx + 1, &highlen);
+			if (high == NULL)
+				high = pivot_key(tpage, t.childidx + 1, &highlen);
+			direct = !range_has_messages(tree, tpage, t.msgpos,
+										 low, lowlen, high, highlen);
+		}
+		if (direct && !exclusive)
+		{
+			Buffer		lbuf = ft_getbuf(tree, lt.child, BUFFER_LOCK_EXCLUSIVE);
+			bool		done = (leaf_insert(tree, lbuf, item, len) == LEAF_INSERTED);
+
+			if (done && lt.rightmost_child)
+				RelationSetTargetBlock(tree->rel, lt.child);
+			UnlockReleaseBuffer(lbuf);
+			UnlockReleaseBuffer(xbuf);
+			UnlockReleaseBuffer(tbuf);
+			if (done)
+			{
+				note_buffered(tree, false);
+				return INSERT_DONE;
+			}
+			/* the leaf must be rewritten or split: needs X exclusive */
+			return INSERT_RETRY_EXCLUSIVE;
+		}
+		if (direct)
+		{
+			bool		done = apply_with_rewrite(tree, xbuf, lt.childidx, item, len);
+
+			UnlockReleaseBuffer(xbuf);
+			UnlockReleaseBuffer(tbuf);
+			if (done)
+			{
+				note_buffered(tree, false);
+				return INSERT_DONE;
+			}
+			ft_make_room(tree, item, len, true);
+			return INSERT_RETRY;
+		}
+		UnlockReleaseBuffer(xbuf);
+	}
+
+	if (!exclusive)
+	{
+		/* as in the one-level case: read the next move's target early */
+		if (PageGetExactFreeSpace(tpage) < ft_item_space(FT_MSG_HDRSZ + len))
+			ReleaseBuffer(ReadBuffer(tree->rel,
+									 ft_child_block(tpage, ft_heaviest_child(tree, tpage))));
+		UnlockReleaseBuffer(tbuf);
+		return INSERT_RETRY_EXCLUSIVE;
+	}
+
+	if (buffer_insert(tree, tbuf, item, len, t.msgpos))
+	{
+		UnlockReleaseBuffer(tbuf);
+		note_buffered(tree, true);
+		return INSERT_DONE;
+	}
+
+	/* T is full: move its heaviest child's messages down, then retry */
+	{
+		char	   *splitkey = NULL;
+		Size		splitkeylen = 0;
+		FtFlushResult res;
+
+		res = ft_flush_to_node(tree, tbuf, ft_heaviest_child(tree, tpage),
+							   &splitkey, &splitkeylen);
+		if (res == FT_FLUSH_DONE)
+			(void) PrefetchBuffer(tree->rel, MAIN_FORKNUM,
+								  ft_child_block(tpage, ft_heaviest_child(tree, tpage)));
+		UnlockReleaseBuffer(tbuf);
+		if (res == FT_FLUSH_NEED_SPLIT)
+		{
+			ft_make_room(tree, splitkey, splitkeylen, true);
+			pfree(splitkey);
+		}
+	}
+	return INSERT_RETRY_EXCLUSIVE;
+}
+
 void
 ft_insert(FtTree *tree, const char *item, Size len)
 {
+	bool		want_exclusive = false;
+
 	ft_check_item_size(tree, len);
 
 	if (try_fastpath(tree, item, len))
@@ -308,8 +471,9 @@ ft_insert(FtTree *tree, const char *item, Size len)
 		 * insert was buffered, lock it exclusively right away instead of
 		 * descending twice.
 		 */
-		exclusive = tree->rootcache && tree->rootcache->last_buffered;
-		ft_descend(tree, item, len, false, 1,
+		exclusive = want_exclusive ||
+			(tree->rootcache && tree->rootcache->last_buffered);
+		ft_descend(tree, item, len, false, FT_TOP_BUFFER_LEVEL,
 				   exclusive ? BUFFER_LOCK_EXCLUSIVE : BUFFER_LOCK_SHARE, &d);
 		if (d.level == 0)
 		{
@@ -318,6 +482,17 @@ ft_insert(FtTree *tree, const char *item, Size len)
 				return;
 			continue;
 		}
+		if (d.level == 2)
+		{
+			InsertStep	step = insert_two_level(tree, item, len, &d, exclusive);
+
+			if (step == INSERT_DONE)
+				return;
+			want_exclusive = (step == INSERT_RETRY_EXCLUSIVE);
+			continue;
+		}
+
+		/* a two-level tree: the root is the only buffer node */
 		bpage = BufferGetPage(d.buf);
 		examine_target(tree, bpage, item, len, &t);
 
@@ -354,19 +529,12 @@ ft_insert(FtTree *tree, const char *item, Size len)
 														ft_heaviest_child(tree, bpage))));
 			}
 			UnlockReleaseBuffer(d.buf);
-
-			/* exclusive pass over the buffer node */
-			ft_descend(tree, item, len, false, 1, BUFFER_LOCK_EXCLUSIVE, &d);
-			if (d.level == 0)
-			{
-				UnlockReleaseBuffer(d.buf);
-				continue;
-			}
-			bpage = BufferGetPage(d.buf);
-			examine_target(tree, bpage, item, len, &t);
+			want_exclusive = true;
+			continue;
 		}
 
 		/* B is locked exclusively */
+		want_exclusive = false;
 		if (t.direct)
 		{
 			bool		done = apply_with_rewrite(tree, d.buf, t.childidx, item, len);
@@ -403,6 +571,7 @@ ft_insert(FtTree *tree, const char *item, Size len)
 			UnlockReleaseBuffer(d.buf);
 			if (res == FT_FLUSH_NEED_SPLIT)
 				ft_make_room(tree, item, len, true);
+			want_exclusive = true;
 		}
 	}
 }

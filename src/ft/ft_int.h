@@ -24,6 +24,8 @@ typedef struct FtDescent
 	int			level;			/* its level */
 	Buffer		parent;			/* pinned (not locked) level-1 parent, or
 								 * InvalidBuffer when the root is a leaf */
+	Buffer		parent2;		/* scans: the pinned level-2 buffer node, or
+								 * InvalidBuffer */
 	int			childidx;		/* index of buf among parent's children */
 	char	   *lowkey;			/* lower bound of the target, palloc'd, or
 								 * NULL for minus infinity */
@@ -53,9 +55,25 @@ extern void ft_rewrite_leaf_page(Page page, FtPageOpaque template,
 								 char **items, Size *lens, int nitems,
 								 const char *hikey, Size hikeylen);
 
-extern int	ft_merge_leaf(FtTree *tree, Page lpage, Page bpage,
-						  OffsetNumber first, OffsetNumber end,
-						  const char *extra, Size extralen,
+/* messages at offsets [first, end) of a buffer node (or its copy) */
+typedef struct FtMsgRun
+{
+	Page		page;			/* NULL: no messages */
+	OffsetNumber first;
+	OffsetNumber end;
+} FtMsgRun;
+
+/* one buffered message, decoded */
+typedef struct FtMsgRef
+{
+	char	   *key;
+	Size		keylen;
+	uint64		msn;
+	int			type;
+} FtMsgRef;
+
+extern int	ft_merge_leaf(FtTree *tree, Page lpage, const FtMsgRun *runs,
+						  int nruns, const char *extra, Size extralen,
 						  char **items, Size *lens, uint64 *maxmsn);
 
 /* ft_routecache.c */
@@ -68,7 +86,7 @@ extern void ft_descend(FtTree *tree, const char *key, Size len, bool strict,
 					   int stoplevel, int access, FtDescent *d);
 extern void ft_descend_copy(FtTree *tree, const char *key, Size len,
 							bool strict, int stoplevel, int access,
-							FtDescent *d, char *bcopy);
+							FtDescent *d, char *bcopy, char *b2copy);
 
 /* ft_flush.c */
 typedef enum FtFlushResult
@@ -81,6 +99,11 @@ extern FtFlushResult ft_flush_child(FtTree *tree, Buffer bbuf, int childidx,
 									Buffer lbuf, const char *extra,
 									Size extralen);
 extern int	ft_heaviest_child(FtTree *tree, Page page);
+extern FtFlushResult ft_flush_to_node(FtTree *tree, Buffer ubuf, int xidx,
+									  char **splitkey, Size *splitkeylen);
+
+/* free space below which a buffer node prefetches its next flush target */
+#define FT_PREFETCH_FREE	(BLCKSZ / 4)
 
 /* ft_split.c */
 extern void ft_make_room(FtTree *tree, const char *key, Size len,

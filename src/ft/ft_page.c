@@ -97,6 +97,46 @@ ft_apply_flush_to_buffer_node(Page page, OffsetNumber slice_first,
 }
 
 /*
+ * The two halves of a MOVE of messages from an upper buffer node to a
+ * lower one, shared with redo.  The lower node receives nmoved messages
+ * from payload: for each a uint16 target offset, a uint16 length and the
+ * bytes, in ascending target order (adding them in that order builds the
+ * final layout).  The upper node loses the messages at the ascending
+ * offsets moved.
+ */
+void
+ft_apply_move_lower(Page lower, const char *payload, int nmoved,
+					uint64 lower_msn)
+{
+	FtPageOpaque lop = FtPageGetOpaque(lower);
+	int			i;
+
+	for (i = 0; i < nmoved; i++)
+	{
+		uint16		hdr[2];
+		PGAlignedBlock msg;
+
+		memcpy(hdr, payload, sizeof(hdr));
+		payload += sizeof(hdr);
+		memcpy(msg.data, payload, hdr[1]);	/* realign */
+		payload += hdr[1];
+		ft_page_add_item(lower, msg.data, hdr[1], hdr[0]);
+	}
+	if (lower_msn > lop->ft_msn)
+		lop->ft_msn = lower_msn;
+}
+
+void
+ft_apply_move_upper(Page upper, OffsetNumber *moved, int nmoved)
+{
+	FtPageOpaque uop = FtPageGetOpaque(upper);
+
+	PageIndexMultiDelete(upper, moved, nmoved);
+	uop->ft_nflushes++;
+	uop->ft_nflushed += nmoved;
+}
+
+/*
  * Sanity-check a page just read.  A page that is not a fractam page, or
  * whose layout is impossible, raises ERRCODE_INDEX_CORRUPTED rather than
  * letting later code trip over it.
@@ -129,8 +169,8 @@ ft_checkpage(Relation rel, Buffer buf)
 		(FtPageIsDeleted(opaque) && kind != FT_PAGE_LEAF) ||
 		!((kind == FT_PAGE_META && opaque->ft_level == 0) ||
 		  (kind == FT_PAGE_LEAF && opaque->ft_level == 0) ||
-		  (kind == FT_PAGE_BUFFER && opaque->ft_level == 1) ||
-		  (kind == FT_PAGE_ROUTING && opaque->ft_level >= 2)))
+		  (kind == FT_PAGE_BUFFER && FtLevelIsBuffer(opaque->ft_level)) ||
+		  (kind == FT_PAGE_ROUTING && opaque->ft_level > FT_TOP_BUFFER_LEVEL)))
 		ereport(ERROR,
 				(errcode(ERRCODE_INDEX_CORRUPTED),
 				 errmsg("index \"%s\" contains corrupted page at block %u",
@@ -558,73 +598,149 @@ ft_rewrite_leaf_page(Page page, FtPageOpaque template,
 }
 
 /*
- * The newest message of the group of equal keys starting at mi, and the
- * offset just past the group.
+ * Collect the messages of up to two runs (an upper buffer node's first,
+ * then the lower one's) in (key, MSN) order.  A message may appear in both
+ * copies when it moved down between them; it keeps its MSN, so the second
+ * sighting is dropped.
  */
-static OffsetNumber
-msg_group(FtTree *tree, Page bpage, OffsetNumber mi, OffsetNumber end,
+static int
+collect_messages(FtTree *tree, const FtMsgRun *runs, int nruns, FtMsgRef *refs)
+{
+	int			n = 0;
+	int			r;
+
+	for (r = 0; r < nruns; r++)
+	{
+		const FtMsgRun *run = &runs[r];
+		OffsetNumber off;
+		int			prev = n;	/* refs[0 .. prev) came from earlier runs */
+		int			i = 0;
+		FtMsgRef   *merged;
+		int			nmerged = 0;
+
+		if (run->page == NULL || run->first >= run->end)
+			continue;
+		if (prev == 0)
+		{
+			for (off = run->first; off < run->end; off++)
+			{
+				FtMsgHeader *hdr = ft_msg(run->page, off, &refs[n].key,
+										  &refs[n].keylen);
+
+				refs[n].msn = FtMsgMsn(hdr);
+				refs[n].type = FtMsgType(hdr);
+				n++;
+			}
+			continue;
+		}
+
+		/* merge this run into the refs collected so far */
+		merged = palloc(sizeof(FtMsgRef) * (prev + run->end - run->first));
+		off = run->first;
+		while (i < prev || off < run->end)
+		{
+			FtMsgRef	m;
+			int			c;
+
+			if (off < run->end)
+			{
+				FtMsgHeader *hdr = ft_msg(run->page, off, &m.key, &m.keylen);
+
+				m.msn = FtMsgMsn(hdr);
+				m.type = FtMsgType(hdr);
+			}
+			if (off >= run->end)
+				c = -1;
+			else if (i >= prev)
+				c = 1;
+			else
+			{
+				c = ft_cmp(tree, refs[i].key, refs[i].keylen, m.key, m.keylen);
+				if (c == 0)
+					c = (refs[i].msn < m.msn) ? -1 : (refs[i].msn > m.msn) ? 1 : 0;
+			}
+			if (c <= 0)
+				merged[nmerged++] = refs[i++];
+			if (c >= 0)
+			{
+				if (c > 0)
+					merged[nmerged++] = m;
+				off++;			/* c == 0: the same message seen twice */
+			}
+		}
+		memcpy(refs, merged, sizeof(FtMsgRef) * nmerged);
+		pfree(merged);
+		n = nmerged;
+	}
+	return n;
+}
+
+/*
+ * The newest message of the group of equal keys starting at refs[mi] that
+ * the leaf has not applied yet (type 0 if none), and the index just past
+ * the group.
+ */
+static int
+msg_group(FtTree *tree, const FtMsgRef *refs, int mi, int end,
 		  uint64 applied, char **key, Size *keylen, int *type)
 {
-	char	   *gkey;
-	Size		gkeylen;
-	FtMsgHeader *hdr = ft_msg(bpage, mi, &gkey, &gkeylen);
+	const FtMsgRef *g = &refs[mi];
 
 	/* messages at or below the leaf's MSN are already in the leaf */
-	*type = (FtMsgMsn(hdr) > applied) ? FtMsgType(hdr) : 0;
-	*key = gkey;
-	*keylen = gkeylen;
+	*type = (g->msn > applied) ? g->type : 0;
+	*key = g->key;
+	*keylen = g->keylen;
 	for (mi++; mi < end; mi++)
 	{
-		char	   *nkey;
-		Size		nlen;
-		FtMsgHeader *nhdr = ft_msg(bpage, mi, &nkey, &nlen);
-
-		if (ft_cmp(tree, nkey, nlen, gkey, gkeylen) != 0)
+		if (ft_cmp(tree, refs[mi].key, refs[mi].keylen, g->key, g->keylen) != 0)
 			break;
-		if (FtMsgMsn(nhdr) > applied)
+		if (refs[mi].msn > applied)
 		{
-			*key = nkey;
-			*keylen = nlen;
-			*type = FtMsgType(nhdr);
+			*key = refs[mi].key;
+			*keylen = refs[mi].keylen;
+			*type = refs[mi].type;
 		}
 	}
 	return mi;
 }
 
 /*
- * Merge the leaf's items with the slice's messages (and an optional extra
- * INSERT that is newer than all of them) into items/lens.  For each key
- * the newest message decides: INSERT puts its item, DELETE removes it.
- * Messages whose MSN is not above the leaf's ft_msn are already applied
- * and are ignored.  bpage may be NULL (no messages).  Items point into
- * lpage, bpage or extra.
+ * Merge the leaf's items with the messages of runs (a leaf's slice in its
+ * buffer node, and in a two-level tree first the slice of the node above
+ * it) and an optional extra INSERT that is newer than all of them, into
+ * items/lens.  For each key the newest message decides: INSERT puts its
+ * item, DELETE removes it.  Messages whose MSN is not above the leaf's
+ * ft_msn are already applied and are ignored.  Items point into lpage,
+ * the runs' pages or extra.
  */
 int
-ft_merge_leaf(FtTree *tree, Page lpage, Page bpage, OffsetNumber first,
-		   OffsetNumber end, const char *extra, Size extralen,
-		   char **items, Size *lens, uint64 *maxmsn)
+ft_merge_leaf(FtTree *tree, Page lpage, const FtMsgRun *runs, int nruns,
+			  const char *extra, Size extralen,
+			  char **items, Size *lens, uint64 *maxmsn)
 {
 	FtPageOpaque lopaque = FtPageGetOpaque(lpage);
 	OffsetNumber li = FtFirstDataOffset(lopaque);
 	OffsetNumber lmax = PageGetMaxOffsetNumber(lpage);
-	OffsetNumber mi;
+	int			nmsgs = 0;
+	FtMsgRef   *refs;
+	int			mi;
+	int			end;
 	bool		extra_done = (extra == NULL);
 	int			n = 0;
+	int			r;
+
+	for (r = 0; r < nruns; r++)
+		if (runs[r].page != NULL && runs[r].end > runs[r].first)
+			nmsgs += runs[r].end - runs[r].first;
+	refs = palloc(sizeof(FtMsgRef) * Max(nmsgs, 1));
+	end = collect_messages(tree, runs, nruns, refs);
 
 	*maxmsn = lopaque->ft_msn;
-	if (bpage == NULL)
-		first = end = 0;
-	for (mi = first; mi < end; mi++)
-	{
-		char	   *k;
-		Size		kl;
-		FtMsgHeader *hdr = ft_msg(bpage, mi, &k, &kl);
+	for (mi = 0; mi < end; mi++)
+		if (refs[mi].msn > *maxmsn)
+			*maxmsn = refs[mi].msn;
 
-		if (FtMsgMsn(hdr) > *maxmsn)
-			*maxmsn = FtMsgMsn(hdr);
-	}
-
-	mi = first;
+	mi = 0;
 	for (;;)
 	{
 		char	   *litem = NULL;
@@ -632,7 +748,7 @@ ft_merge_leaf(FtTree *tree, Page lpage, Page bpage, OffsetNumber first,
 		char	   *mkey = NULL;
 		Size		mlen = 0;
 		int			mtype = 0;
-		OffsetNumber gend = mi;
+		int			gend = mi;
 		bool		use_extra = false;
 		int			c;
 
@@ -640,7 +756,7 @@ ft_merge_leaf(FtTree *tree, Page lpage, Page bpage, OffsetNumber first,
 			litem = ft_page_item(lpage, li, &llen);
 		while (mi < end)
 		{
-			gend = msg_group(tree, bpage, mi, end, lopaque->ft_msn,
+			gend = msg_group(tree, refs, mi, end, lopaque->ft_msn,
 							 &mkey, &mlen, &mtype);
 			if (mtype != 0)
 				break;
@@ -687,6 +803,6 @@ ft_merge_leaf(FtTree *tree, Page lpage, Page bpage, OffsetNumber first,
 			lens[n++] = mlen;
 		}
 	}
+	pfree(refs);
 	return n;
 }
-

@@ -11,9 +11,12 @@
  * Page kinds (ft_level / ft_flags):
  *	- metapage (block 0): FtMetaData right after the page header.
  *	- leaf (level 0): [high key] items, sorted, unique under the comparator.
- *	- buffer node (level 1): [high key] nchildren pivots, then messages
- *	  sorted by (key, MSN).
- *	- routing node (level >= 2): [high key] nchildren pivots.
+ *	- buffer node (levels 1 and 2): [high key] nchildren pivots, then
+ *	  messages sorted by (key, MSN).
+ *	- routing node (level >= 3): [high key] nchildren pivots.
+ *
+ * New messages enter the top buffer level (level 2, or level 1 while the
+ * tree is only two levels high) and move down a level at a time.
  *
  * The high key (offset 1) exists only on pages that have a right sibling.
  * The first pivot of every internal page has an empty key, meaning "the
@@ -28,9 +31,13 @@
 #include "storage/off.h"
 
 #define FT_MAGIC			0x46544D31	/* "FTM1" */
-#define FT_FORMAT_VERSION	1
+#define FT_FORMAT_VERSION	2	/* 2: two buffer levels */
 #define FT_METAPAGE_BLKNO	0
 #define FT_PAGE_ID			0xFF8A	/* last two bytes of the special space */
+
+/* levels that hold buffered messages: 1 .. FT_TOP_BUFFER_LEVEL */
+#define FT_TOP_BUFFER_LEVEL	2
+#define FtLevelIsBuffer(level) ((level) >= 1 && (level) <= FT_TOP_BUFFER_LEVEL)
 
 /* most items a page can hold (each takes a line pointer and >= 8 bytes) */
 #define FT_MAX_ITEMS_PER_PAGE \
@@ -160,6 +167,9 @@ ft_child_block(Page page, int childidx)
 extern void ft_page_init(Page page, uint16 flags, uint16 level);
 extern void ft_page_add_item(Page page, const char *item, Size len, OffsetNumber off);
 extern void ft_meta_init(Page page, BlockNumber root, uint32 root_level);
+extern void ft_apply_move_lower(Page lower, const char *payload, int nmoved,
+								uint64 lower_msn);
+extern void ft_apply_move_upper(Page upper, OffsetNumber *moved, int nmoved);
 extern void ft_apply_flush_to_buffer_node(Page page, OffsetNumber slice_first,
 										  uint16 nslice, OffsetNumber pivot_off,
 										  char **pivots, Size *pivotlens,

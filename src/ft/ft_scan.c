@@ -32,6 +32,11 @@ typedef struct FtScanData
 	bool		eof;
 	bool		keep_pins;		/* hold pins while returning a leaf's items */
 
+	/* copy of the upper (level-2) buffer node above it, if any */
+	PGAlignedBlock b2copy;
+	bool		have_b2;
+	Buffer		b2pin;
+
 	/* copy of the buffer node above the current leaf */
 	PGAlignedBlock bcopy;
 	bool		have_b;
@@ -62,6 +67,7 @@ ft_scan_begin(FtTree *tree)
 
 	scan->tree = tree;
 	scan->bpin = InvalidBuffer;
+	scan->b2pin = InvalidBuffer;
 	scan->lpin = InvalidBuffer;
 	scan->keep_pins = true;
 	return scan;
@@ -81,17 +87,27 @@ ft_scan_set_keep_pins(FtScan scan, bool keep)
 	scan->keep_pins = keep;
 }
 
-/* Drop pins and forget the position */
-void
-ft_scan_release(FtScan scan)
+static void
+drop_pins(FtScan scan)
 {
 	if (BufferIsValid(scan->lpin))
 		ReleaseBuffer(scan->lpin);
 	if (BufferIsValid(scan->bpin))
 		ReleaseBuffer(scan->bpin);
+	if (BufferIsValid(scan->b2pin))
+		ReleaseBuffer(scan->b2pin);
 	scan->lpin = InvalidBuffer;
 	scan->bpin = InvalidBuffer;
+	scan->b2pin = InvalidBuffer;
+}
+
+/* Drop pins and forget the position */
+void
+ft_scan_release(FtScan scan)
+{
+	drop_pins(scan);
 	scan->have_b = false;
+	scan->have_b2 = false;
 	scan->positioned = false;
 	scan->eof = false;
 	if (scan->llow)
@@ -115,8 +131,9 @@ ft_scan_end(FtScan scan)
 }
 
 /*
- * Adopt a descent result: the leaf (share-locked) and, if the tree has a
- * buffer level, the pinned buffer node whose copy is in scan->bcopy.
+ * Adopt a descent result: the leaf (share-locked) and, if the tree has
+ * buffer levels, the pinned buffer nodes whose copies are in scan->bcopy
+ * and scan->b2copy.
  */
 static void
 load_leaf(FtScan scan, FtDescent *d)
@@ -124,12 +141,19 @@ load_leaf(FtScan scan, FtDescent *d)
 	FtTree	   *tree = scan->tree;
 	Page		lpage;
 	FtPageOpaque lopaque;
-	Page		bpage = NULL;
-	OffsetNumber first = 0;
-	OffsetNumber end = 0;
+	FtMsgRun	runs[2];
+	int			nruns = 0;
 	int			maxitems;
+	int			r;
 	uint64		maxmsn;
 
+	if (BufferIsValid(d->parent2))
+	{
+		if (BufferIsValid(scan->b2pin))
+			ReleaseBuffer(scan->b2pin);
+		scan->b2pin = d->parent2;
+		scan->have_b2 = true;
+	}
 	if (BufferIsValid(d->parent))
 	{
 		FtPageOpaque bop = FtPageGetOpaque(scan->bcopy.data);
@@ -156,13 +180,7 @@ load_leaf(FtScan scan, FtDescent *d)
 		ReleaseBuffer(scan->lpin);
 	scan->lpin = d->buf;
 	if (!scan->keep_pins)
-	{
-		ReleaseBuffer(scan->lpin);
-		scan->lpin = InvalidBuffer;
-		if (BufferIsValid(scan->bpin))
-			ReleaseBuffer(scan->bpin);
-		scan->bpin = InvalidBuffer;
-	}
+		drop_pins(scan);
 
 	lpage = scan->lcopy.data;
 	lopaque = FtPageGetOpaque(lpage);
@@ -177,23 +195,32 @@ load_leaf(FtScan scan, FtDescent *d)
 	scan->llowlen = d->lowkeylen;
 	d->lowkey = NULL;
 
-	/* the copied messages that fall into this leaf's range */
+	/*
+	 * The copied messages that fall into this leaf's range: the upper
+	 * node's (newer) first, then the lower node's.
+	 */
+	if (scan->have_b2)
+		runs[nruns++].page = scan->b2copy.data;
 	if (scan->have_b)
+		runs[nruns++].page = scan->bcopy.data;
+	maxitems = PageGetMaxOffsetNumber(lpage) + 1;
+	for (r = 0; r < nruns; r++)
 	{
-		bpage = scan->bcopy.data;
+		Page		bpage = runs[r].page;
+
 		if (scan->llow)
-			first = ft_msg_bound(tree, bpage, scan->llow, scan->llowlen, false);
+			runs[r].first = ft_msg_bound(tree, bpage, scan->llow, scan->llowlen, false);
 		else
-			first = FtFirstMsgOffset(FtPageGetOpaque(bpage));
+			runs[r].first = FtFirstMsgOffset(FtPageGetOpaque(bpage));
 		if (scan->lhigh)
-			end = ft_msg_bound(tree, bpage, scan->lhigh, scan->lhighlen, false);
+			runs[r].end = ft_msg_bound(tree, bpage, scan->lhigh, scan->lhighlen, false);
 		else
-			end = PageGetMaxOffsetNumber(bpage) + 1;
-		if (end < first)
-			end = first;
+			runs[r].end = PageGetMaxOffsetNumber(bpage) + 1;
+		if (runs[r].end < runs[r].first)
+			runs[r].end = runs[r].first;
+		maxitems += runs[r].end - runs[r].first;
 	}
 
-	maxitems = PageGetMaxOffsetNumber(lpage) + (end - first) + 1;
 	if (scan->items)
 	{
 		pfree(scan->items);
@@ -201,7 +228,7 @@ load_leaf(FtScan scan, FtDescent *d)
 	}
 	scan->items = palloc(sizeof(char *) * maxitems);
 	scan->lens = palloc(sizeof(Size) * maxitems);
-	scan->nitems = ft_merge_leaf(tree, lpage, bpage, first, end, NULL, 0,
+	scan->nitems = ft_merge_leaf(tree, lpage, runs, nruns, NULL, 0,
 								 scan->items, scan->lens, &maxmsn);
 }
 
@@ -215,16 +242,12 @@ descend_and_load(FtScan scan, const char *key, Size len, bool strict)
 	 * while waiting for the pins on its children to go away, so we must not
 	 * wait for a buffer-node lock while pinning a leaf.
 	 */
-	if (BufferIsValid(scan->lpin))
-		ReleaseBuffer(scan->lpin);
-	if (BufferIsValid(scan->bpin))
-		ReleaseBuffer(scan->bpin);
-	scan->lpin = InvalidBuffer;
-	scan->bpin = InvalidBuffer;
+	drop_pins(scan);
 	scan->have_b = false;
+	scan->have_b2 = false;
 
 	ft_descend_copy(scan->tree, key, len, strict, 0, BUFFER_LOCK_SHARE, &d,
-					scan->bcopy.data);
+					scan->bcopy.data, scan->b2copy.data);
 	load_leaf(scan, &d);
 }
 
@@ -305,6 +328,7 @@ step_leaf(FtScan scan)
 				d.buf = ft_getbuf(tree, next, BUFFER_LOCK_SHARE);
 			}
 			d.parent = InvalidBuffer;
+			d.parent2 = InvalidBuffer;
 			d.lowkey = boundary;
 			d.lowkeylen = blen;
 			load_leaf(scan, &d);

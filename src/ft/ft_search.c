@@ -55,7 +55,7 @@ visit(FtTree *tree, BlockNumber blkno, uint32 level, int access,
 	  bool cacheable, DescentPage *p)
 {
 	p->blkno = blkno;
-	if (cacheable && level >= 2 &&
+	if (cacheable && level > FT_TOP_BUFFER_LEVEL &&
 		(p->page = ft_routecache_lookup(tree, blkno, level)) != NULL)
 	{
 		p->buf = InvalidBuffer;
@@ -125,11 +125,13 @@ move_right(FtTree *tree, DescentPage *p, const char *key, Size len,
  * < key; key NULL means plus infinity (the rightmost page).  The page is
  * returned locked with access.  If bcopy is given, the
  * level-1 node passed on the way to a leaf is copied into it under its
- * share lock and stays pinned in d->parent.
+ * share lock and stays pinned in d->parent; likewise the level-2 buffer
+ * node into b2copy, pinned in d->parent2 (copied first: see ft_scan.c).
  */
 void
 ft_descend_copy(FtTree *tree, const char *key, Size len, bool strict,
-				int stoplevel, int access, FtDescent *d, char *bcopy)
+				int stoplevel, int access, FtDescent *d, char *bcopy,
+				char *b2copy)
 {
 	BlockNumber blkno;
 	uint32		level;
@@ -137,6 +139,7 @@ ft_descend_copy(FtTree *tree, const char *key, Size len, bool strict,
 	BlockNumber from_copy = InvalidBlockNumber;
 
 	d->parent = InvalidBuffer;
+	d->parent2 = InvalidBuffer;
 	d->childidx = -1;
 	d->lowkey = NULL;
 	d->lowkeylen = 0;
@@ -199,7 +202,19 @@ ft_descend_copy(FtTree *tree, const char *key, Size len, bool strict,
 			set_lowkey(d, pkey, pkeylen);
 		child = ft_child_block(page, childidx);
 
-		if (curlevel == 1)
+		if (curlevel == 2 && b2copy)
+		{
+			/* the upper buffer node: copy it, keep it pinned */
+			Assert(BufferIsValid(p.buf));
+			if (BufferIsValid(d->parent2))
+				ReleaseBuffer(d->parent2);
+			memcpy(b2copy, page, BLCKSZ);
+			d->parent2 = p.buf;
+			LockBuffer(p.buf, BUFFER_LOCK_UNLOCK);
+			p.buf = InvalidBuffer;
+			from_copy = InvalidBlockNumber;
+		}
+		else if (curlevel == 1)
 		{
 			/* remember the buffer node above the leaf; keep it pinned */
 			Assert(BufferIsValid(p.buf));
@@ -239,5 +254,5 @@ void
 ft_descend(FtTree *tree, const char *key, Size len, bool strict,
 		   int stoplevel, int access, FtDescent *d)
 {
-	ft_descend_copy(tree, key, len, strict, stoplevel, access, d, NULL);
+	ft_descend_copy(tree, key, len, strict, stoplevel, access, d, NULL, NULL);
 }

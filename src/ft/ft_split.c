@@ -213,6 +213,18 @@ split_internal(FtTree *tree, Buffer pbuf, int childidx, Buffer cbuf,
 
 	memcpy(src.data, cpage, BLCKSZ);
 	m = choose_split_child(tree, src.data);
+	{
+		char	   *k;
+		Size		klen;
+
+		ft_pivot(src.data, FtFirstDataOffset(FtPageGetOpaque(src.data)) + m, &k, &klen);
+		if (PageGetExactFreeSpace(ppage) < ft_item_space(FT_PIVOT_HDRSZ + klen))
+			ereport(ERROR,
+					(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+					 errmsg("fractam: no room for a new pivot in block %u of index \"%s\"",
+							BufferGetBlockNumber(pbuf), RelationGetRelationName(tree->rel)),
+					 errhint("This can happen with very long keys; try again, or REINDEX.")));
+	}
 	rbuf = ft_newbuf(tree);
 	build_internal_halves(tree, src.data, m, BufferGetBlockNumber(rbuf),
 						  left.data, right.data, &sep, &seplen);
@@ -247,7 +259,8 @@ split_internal(FtTree *tree, Buffer pbuf, int childidx, Buffer cbuf,
 /*
  * Split the root (exclusively locked, with the metapage) and put a new
  * root above the two halves.  Works for a root leaf (the new root is a
- * buffer node) and for internal roots (the new root is a routing node).
+ * buffer node) and for internal roots (the new root is a buffer node at
+ * level 2, a routing node above).
  */
 static void
 split_root(FtTree *tree, Buffer metabuf, Buffer rootbuf)
@@ -323,7 +336,18 @@ split_root(FtTree *tree, Buffer metabuf, Buffer rootbuf)
 
 		build_internal_halves(tree, src.data, m, BufferGetBlockNumber(rightbuf),
 							  left.data, right.data, &sep, &seplen);
-		ft_page_init(newroot.data, FT_PAGE_ROUTING, level + 1);
+		if (FtLevelIsBuffer(level + 1))
+		{
+			/*
+			 * The tree gets its second buffer level.  Its messages must be
+			 * newer than every message and leaf below, so its sequence
+			 * continues the old root's.
+			 */
+			ft_page_init(newroot.data, FT_PAGE_BUFFER, level + 1);
+			FtPageGetOpaque(newroot.data)->ft_msn = FtPageGetOpaque(src.data)->ft_msn;
+		}
+		else
+			ft_page_init(newroot.data, FT_PAGE_ROUTING, level + 1);
 	}
 
 	/* the new root: (-inf -> left), (sep -> right) */
@@ -359,6 +383,38 @@ split_root(FtTree *tree, Buffer metabuf, Buffer rootbuf)
 }
 
 /*
+ * A level-2 buffer node must take a pivot when one of its children
+ * splits, but it is normally full of messages.  Inserts into it keep
+ * FT_PIVOT_ROOM free (buffer_insert); a split below may have used that
+ * room since, so make it again by moving messages down (the slices of its
+ * heaviest children).  Returns false if that did not work.
+ */
+static bool
+make_pivot_room(FtTree *tree, Buffer buf)
+{
+	Page		page = BufferGetPage(buf);
+	int			tries;
+
+	for (tries = 0; tries < 8; tries++)
+	{
+		char	   *splitkey = NULL;
+		Size		splitkeylen;
+
+		if (PageGetExactFreeSpace(page) >= FT_PIVOT_ROOM(tree))
+			return true;
+		if (PageGetMaxOffsetNumber(page) < FtFirstMsgOffset(FtPageGetOpaque(page)))
+			return false;		/* no messages left to move */
+		if (ft_flush_to_node(tree, buf, ft_heaviest_child(tree, page),
+							 &splitkey, &splitkeylen) == FT_FLUSH_NEED_SPLIT)
+		{
+			pfree(splitkey);
+			return false;
+		}
+	}
+	return PageGetExactFreeSpace(page) >= FT_PIVOT_ROOM(tree);
+}
+
+/*
  * Make room on the path to key (see the file header).  force asks for the
  * buffer node on the path (or the root leaf) to be split even if it does
  * not look full: its caller could not fit new pivots or an item in it.
@@ -377,7 +433,9 @@ ft_make_room(FtTree *tree, const char *key, Size len, bool force)
 	root = meta->root;
 	level = meta->root_level;
 	buf = ft_getbuf(tree, root, BUFFER_LOCK_EXCLUSIVE);
-	if (node_needs_split(tree, BufferGetPage(buf), force && level <= 1, len))
+	if (node_needs_split(tree, BufferGetPage(buf), force && level <= 1, len) ||
+		(level == 2 && FtPageGetOpaque(BufferGetPage(buf))->ft_nchildren >= 2 &&
+		 !make_pivot_room(tree, buf)))
 	{
 		split_root(tree, metabuf, buf);
 		UnlockReleaseBuffer(buf);
@@ -394,7 +452,18 @@ ft_make_room(FtTree *tree, const char *key, Size len, bool force)
 									 BUFFER_LOCK_EXCLUSIVE);
 
 		CHECK_FOR_INTERRUPTS();
-		if (node_needs_split(tree, BufferGetPage(cbuf), force && level - 1 == 1, len))
+		if (level - 1 == 2)
+		{
+			/* a level-2 buffer node: it also needs room for a pivot */
+			if (node_needs_split(tree, BufferGetPage(cbuf), false, len) ||
+				(!make_pivot_room(tree, cbuf) &&
+				 FtPageGetOpaque(BufferGetPage(cbuf))->ft_nchildren >= 2))
+			{
+				cbuf = split_internal(tree, buf, childidx, cbuf, key, len);
+				(void) make_pivot_room(tree, cbuf);
+			}
+		}
+		else if (node_needs_split(tree, BufferGetPage(cbuf), force && level - 1 == 1, len))
 			cbuf = split_internal(tree, buf, childidx, cbuf, key, len);
 		UnlockReleaseBuffer(buf);
 		buf = cbuf;

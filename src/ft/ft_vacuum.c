@@ -3,14 +3,11 @@
  * ft_vacuum.c
  *	  Bulk deletion of items, from leaves AND from buffered messages.
  *
- * VACUUM walks the buffer level left to right.  For each buffer node it
- * takes a cleanup lock and keeps it while it cleans the node's messages
- * and then each child leaf (also under a cleanup lock).  Holding the
- * buffer node exclusively for the whole subtree means no flush, direct
- * apply or leaf split can move an item between a page we cleaned and one
- * we have not: every item is seen exactly once, wherever it sits.  The
- * cleanup locks wait for scans that still pin the pages, so no scan can
- * return an entry whose TID VACUUM has freed for reuse.
+ * VACUUM walks the buffer levels top-down and left to right, cleaning
+ * each buffer node's messages before anything below it (see ft_vacuum).
+ * Every page is cleaned under a cleanup lock, which waits for scans that
+ * still pin the page, so no scan can return an entry whose TID VACUUM has
+ * freed for reuse.
  *
  *-------------------------------------------------------------------------
  */
@@ -331,13 +328,84 @@ unlink_empty_leaves(FtTree *tree, BlockNumber bblk, EmptyLeaves *empties,
 	UnlockReleaseBuffer(bbuf);
 }
 
+/* does a page with this high key (NULL: rightmost) end at or past bound? */
+static bool
+reaches_bound(FtTree *tree, const char *hikey, Size hlen, const char *bound,
+			  Size boundlen)
+{
+	if (hikey == NULL)
+		return true;
+	if (bound == NULL)
+		return false;
+	return ft_cmp(tree, hikey, hlen, bound, boundlen) >= 0;
+}
+
+static char *
+copy_hikey(Page page, Size *len)
+{
+	char	   *hikey;
+	char	   *copy;
+
+	if (FtPageIsRightmost(FtPageGetOpaque(page)))
+	{
+		*len = 0;
+		return NULL;
+	}
+	hikey = ft_page_item(page, FT_HIKEY, len);
+	copy = palloc(*len);
+	memcpy(copy, hikey, *len);
+	return copy;
+}
+
+/*
+ * Clean the level-1 buffer nodes from *bblk rightwards, each followed by
+ * the leaves of its range, up to the one whose high key is bound (NULL:
+ * to the end).  Advances *bblk and *leafblk past what was cleaned.
+ */
+static void
+vacuum_lower_run(FtTree *tree, BlockNumber *bblk, BlockNumber *leafblk,
+				 const char *bound, Size boundlen,
+				 FtVacuumCallback callback, void *arg,
+				 FtVacuumResult *result, EmptyLeaves *empties,
+				 VisitMap *visited)
+{
+	while (*bblk != InvalidBlockNumber)
+	{
+		Buffer		bbuf = cleanup_lock(tree, *bblk, FT_PAGE_BUFFER, visited);
+		BlockNumber thisblk = *bblk;
+		Page		bpage = BufferGetPage(bbuf);
+		FtPageOpaque bopaque = FtPageGetOpaque(bpage);
+		char	   *hikey;
+		Size		hlen;
+		bool		last;
+
+		vacuum_messages(tree, bbuf, callback, arg, result);
+		hikey = copy_hikey(bpage, &hlen);
+		last = reaches_bound(tree, hikey, hlen, bound, boundlen);
+		*bblk = bopaque->ft_right;
+		UnlockReleaseBuffer(bbuf);
+
+		empties->n = 0;
+		*leafblk = vacuum_leaf_run(tree, *leafblk, hikey, hlen,
+								   callback, arg, result, empties, visited);
+		if (empties->n > 0)
+			unlink_empty_leaves(tree, thisblk, empties, result);
+		if (hikey)
+			pfree(hikey);
+		if (last)
+			break;
+	}
+}
+
 /*
  * VACUUM holds at most one page lock at a time, and waits for a cleanup
- * lock holding nothing else.  For each buffer node, left to right, it
- * first cleans the node's messages, then the leaves of the node's key
- * range by following the leaf chain (so leaves split off meanwhile are
- * seen too).  Nothing it has not seen can move into a page it has cleaned:
- * a flush only moves messages the node held when it was cleaned (already
+ * lock holding nothing else.  It walks the top buffer level left to right;
+ * for each node there it first cleans the node's messages, then each
+ * level-1 node of its key range (following the sibling chain, so nodes
+ * split off meanwhile are seen too), and after each level-1 node the
+ * leaves of that node's range.  Messages only move down, so nothing it has
+ * not seen can move into a page it has cleaned: a flush or a move only
+ * carries messages the upper node held when it was cleaned (already
  * clean) or later ones, and entries inserted during VACUUM never carry a
  * TID VACUUM is removing (the table keeps those TIDs reserved until index
  * cleanup is done).
@@ -347,6 +415,7 @@ ft_vacuum(FtTree *tree, FtVacuumCallback callback, void *arg,
 		  FtVacuumResult *result)
 {
 	FtDescent	d;
+	BlockNumber topblk = InvalidBlockNumber;
 	BlockNumber bblk;
 	BlockNumber leafblk;
 	EmptyLeaves empties = {0};
@@ -356,8 +425,8 @@ ft_vacuum(FtTree *tree, FtVacuumCallback callback, void *arg,
 	visited.nblocks = RelationGetNumberOfBlocks(tree->rel);
 	visited.bits = palloc0(visited.nblocks / 8 + 1);
 
-	/* leftmost buffer node, or the root leaf */
-	ft_descend(tree, "", 0, false, 1, BUFFER_LOCK_SHARE, &d);
+	/* leftmost node of the top buffer level, or the root leaf */
+	ft_descend(tree, "", 0, false, FT_TOP_BUFFER_LEVEL, BUFFER_LOCK_SHARE, &d);
 	if (d.level == 0)
 	{
 		leafblk = BufferGetBlockNumber(d.buf);
@@ -365,39 +434,46 @@ ft_vacuum(FtTree *tree, FtVacuumCallback callback, void *arg,
 		vacuum_leaf_run(tree, leafblk, NULL, 0, callback, arg, result, NULL,
 						&visited);
 		result->num_pages = RelationGetNumberOfBlocks(tree->rel);
+		pfree(visited.bits);
 		return;
 	}
-	bblk = BufferGetBlockNumber(d.buf);
-	leafblk = ft_child_block(BufferGetPage(d.buf), 0);
-	UnlockReleaseBuffer(d.buf);
-
-	while (bblk != InvalidBlockNumber)
+	if (d.level == 2)
 	{
-		Buffer		bbuf = cleanup_lock(tree, bblk, FT_PAGE_BUFFER, &visited);
-		BlockNumber thisblk = bblk;
-		Page		bpage = BufferGetPage(bbuf);
-		FtPageOpaque bopaque = FtPageGetOpaque(bpage);
-		char	   *bound = NULL;
-		Size		boundlen = 0;
+		Buffer		xbuf;
 
-		vacuum_messages(tree, bbuf, callback, arg, result);
-		if (!FtPageIsRightmost(bopaque))
-		{
-			char	   *hikey = ft_page_item(bpage, FT_HIKEY, &boundlen);
+		topblk = BufferGetBlockNumber(d.buf);
+		bblk = ft_child_block(BufferGetPage(d.buf), 0);
+		UnlockReleaseBuffer(d.buf);
+		xbuf = ft_getbuf(tree, bblk, BUFFER_LOCK_SHARE);
+		leafblk = ft_child_block(BufferGetPage(xbuf), 0);
+		UnlockReleaseBuffer(xbuf);
+	}
+	else
+	{
+		bblk = BufferGetBlockNumber(d.buf);
+		leafblk = ft_child_block(BufferGetPage(d.buf), 0);
+		UnlockReleaseBuffer(d.buf);
+	}
 
-			bound = palloc(boundlen);
-			memcpy(bound, hikey, boundlen);
-		}
-		bblk = bopaque->ft_right;
-		UnlockReleaseBuffer(bbuf);
+	if (topblk == InvalidBlockNumber)
+		vacuum_lower_run(tree, &bblk, &leafblk, NULL, 0, callback, arg,
+						 result, &empties, &visited);
+	while (topblk != InvalidBlockNumber)
+	{
+		Buffer		tbuf = cleanup_lock(tree, topblk, FT_PAGE_BUFFER, &visited);
+		Page		tpage = BufferGetPage(tbuf);
+		char	   *hikey;
+		Size		hlen;
 
-		empties.n = 0;
-		leafblk = vacuum_leaf_run(tree, leafblk, bound, boundlen,
-								  callback, arg, result, &empties, &visited);
-		if (empties.n > 0)
-			unlink_empty_leaves(tree, thisblk, &empties, result);
-		if (bound)
-			pfree(bound);
+		vacuum_messages(tree, tbuf, callback, arg, result);
+		hikey = copy_hikey(tpage, &hlen);
+		topblk = FtPageGetOpaque(tpage)->ft_right;
+		UnlockReleaseBuffer(tbuf);
+
+		vacuum_lower_run(tree, &bblk, &leafblk, hikey, hlen, callback, arg,
+						 result, &empties, &visited);
+		if (hikey)
+			pfree(hikey);
 	}
 	record_unreached_free_pages(tree, &visited);
 	pfree(visited.bits);

@@ -139,10 +139,11 @@ verify_node(VerifyState *vs, BlockNumber blkno, int level,
 
 		if (n < 1 || msgfirst - 1 > maxoff)
 			corrupt(tree, blkno, "internal page has no children");
-		if (level >= 2 && msgfirst <= maxoff)
+		if (!FtLevelIsBuffer(level) && msgfirst <= maxoff)
 			corrupt(tree, blkno, "routing page holds messages");
-		if (level == 1 && !FtPageIsBuffer(opaque))
-			corrupt(tree, blkno, "level-1 page is not a buffer node");
+		if (FtLevelIsBuffer(level) != FtPageIsBuffer(opaque))
+			corrupt(tree, blkno, psprintf("level-%d page is %sa buffer node",
+										  level, FtPageIsBuffer(opaque) ? "" : "not "));
 
 		for (i = 0; i < n; i++)
 		{
@@ -174,8 +175,12 @@ verify_node(VerifyState *vs, BlockNumber blkno, int level,
 									  pk[i], pl[i], pk[n == i + 1 ? n : i + 1],
 									  pl[n == i + 1 ? n : i + 1]);
 
-		/* messages: sorted by (key, msn), in range, newer than their leaf */
-		if (level == 1)
+		/*
+		 * messages: sorted by (key, msn), in range, newer than their child
+		 * (a leaf's ft_msn is the newest message it absorbed; a level-1
+		 * node's the newest message it holds or passed on)
+		 */
+		if (FtLevelIsBuffer(level))
 		{
 			char	   *prev = NULL;
 			Size		prevlen = 0;
@@ -211,7 +216,7 @@ verify_node(VerifyState *vs, BlockNumber blkno, int level,
 					c++;
 				if (FtMsgMsn(hdr) <= childmsn[c])
 					corrupt(tree, blkno,
-							psprintf("message at offset %u (MSN " UINT64_FORMAT ") is not newer than its leaf %u (MSN " UINT64_FORMAT ")",
+							psprintf("message at offset %u (MSN " UINT64_FORMAT ") is not newer than its child %u (MSN " UINT64_FORMAT ")",
 									 off, FtMsgMsn(hdr), child[c], childmsn[c]));
 				prev = key;
 				prevlen = keylen;

@@ -70,6 +70,14 @@ ft_desc(StringInfo buf, XLogReaderState *record)
 				appendStringInfo(buf, "ndeleted %u", xlrec->ndeleted);
 				break;
 			}
+		case XLOG_FT_MOVE:
+			{
+				xl_ft_move *xlrec = (xl_ft_move *) rec;
+
+				appendStringInfo(buf, "nmoved %u, lower msn " UINT64_FORMAT,
+								 xlrec->nmoved, xlrec->lower_msn);
+				break;
+			}
 		case XLOG_FT_REUSE:
 			{
 				xl_ft_reuse *xlrec = (xl_ft_reuse *) rec;
@@ -99,6 +107,8 @@ ft_identify(uint8 info)
 			return "VACUUM";
 		case XLOG_FT_REUSE:
 			return "REUSE";
+		case XLOG_FT_MOVE:
+			return "MOVE";
 	}
 	return NULL;
 }

@@ -95,6 +95,50 @@ ft_redo_flush(XLogReaderState *record)
 }
 
 static void
+ft_redo_move(XLogReaderState *record)
+{
+	XLogRecPtr	lsn = record->EndRecPtr;
+	xl_ft_move *xlrec = (xl_ft_move *) XLogRecGetData(record);
+	Buffer		ubuf;
+	Buffer		lbuf;
+	int			n = xlrec->nmoved;
+	XLogRedoAction uaction;
+	XLogRedoAction laction;
+
+	/* lock both (top-down), so standby readers never see half a move */
+	uaction = XLogReadBufferForRedo(record, 0, &ubuf);
+	laction = XLogReadBufferForRedo(record, 1, &lbuf);
+
+	if (laction == BLK_NEEDS_REDO)
+	{
+		Page		page = BufferGetPage(lbuf);
+		Size		datalen;
+		char	   *data = XLogRecGetBlockData(record, 1, &datalen);
+
+		ft_apply_move_lower(page, data, n, xlrec->lower_msn);
+		PageSetLSN(page, lsn);
+		MarkBufferDirty(lbuf);
+	}
+	if (uaction == BLK_NEEDS_REDO)
+	{
+		Page		page = BufferGetPage(ubuf);
+		Size		datalen;
+		OffsetNumber offsets[MaxOffsetNumber];
+		char	   *data = XLogRecGetBlockData(record, 0, &datalen);
+
+		Assert(datalen == n * sizeof(OffsetNumber));
+		memcpy(offsets, data, n * sizeof(OffsetNumber));
+		ft_apply_move_upper(page, offsets, n);
+		PageSetLSN(page, lsn);
+		MarkBufferDirty(ubuf);
+	}
+	if (BufferIsValid(lbuf))
+		UnlockReleaseBuffer(lbuf);
+	if (BufferIsValid(ubuf))
+		UnlockReleaseBuffer(ubuf);
+}
+
+static void
 ft_redo_images(XLogReaderState *record)
 {
 	xl_ft_images *xlrec = (xl_ft_images *) XLogRecGetData(record);
@@ -164,6 +208,9 @@ ft_redo(XLogReaderState *record)
 			break;
 		case XLOG_FT_REUSE:
 			ft_redo_reuse(record);
+			break;
+		case XLOG_FT_MOVE:
+			ft_redo_move(record);
 			break;
 		default:
 			elog(PANIC, "fractam redo: unknown record type %u", info);

@@ -91,6 +91,30 @@ ftxlog_flush(Relation rel, Buffer bbuf, OffsetNumber slice_first,
 }
 
 void
+ftxlog_move(Relation rel, Buffer upper, OffsetNumber *moved, int nmoved,
+			Buffer lower, const char *payload, Size payloadlen,
+			uint64 lower_msn)
+{
+	xl_ft_move	xlrec;
+	XLogRecPtr	recptr;
+
+	if (!RelationNeedsWAL(rel))
+		return;
+	xlrec.lower_msn = lower_msn;
+	xlrec.nmoved = nmoved;
+
+	XLogBeginInsert();
+	XLogRegisterData((char *) &xlrec, sizeof(xlrec));
+	XLogRegisterBuffer(0, upper, REGBUF_STANDARD);
+	XLogRegisterBufData(0, (char *) moved, nmoved * sizeof(OffsetNumber));
+	XLogRegisterBuffer(1, lower, REGBUF_STANDARD);
+	XLogRegisterBufData(1, (char *) payload, payloadlen);
+	recptr = XLogInsert(RM_FRACTAM_ID, XLOG_FT_MOVE);
+	PageSetLSN(BufferGetPage(upper), recptr);
+	PageSetLSN(BufferGetPage(lower), recptr);
+}
+
+void
 ftxlog_images(Relation rel, Buffer *bufs, int nbufs, uint16 reason)
 {
 	xl_ft_images xlrec;

@@ -35,6 +35,7 @@
 #define XLOG_FT_IMAGES		0x20	/* whole new images of several pages */
 #define XLOG_FT_VACUUM		0x30	/* delete items from one page */
 #define XLOG_FT_REUSE		0x40	/* a deleted page is about to be reused */
+#define XLOG_FT_MOVE		0x50	/* messages move one buffer level down */
 
 /* XLOG_FT_INSERT: block 0 = page, block data = the item */
 typedef struct xl_ft_insert
@@ -93,6 +94,19 @@ typedef struct xl_ft_reuse
 	FullTransactionId safexid;
 } xl_ft_reuse;
 
+/*
+ * XLOG_FT_MOVE: block 0 = upper buffer node, block data = the ascending
+ * offsets of the messages it loses; block 1 = lower buffer node, block
+ * data = for each message a uint16 target offset, a uint16 length and the
+ * bytes, in ascending target order.  The message bytes ride on block 1 so
+ * that a full-page image of the lower node drops them.
+ */
+typedef struct xl_ft_move
+{
+	uint64		lower_msn;		/* highest MSN moved */
+	uint16		nmoved;
+} xl_ft_move;
+
 /* Most blocks one record may carry */
 #define FT_MAX_RECORD_BLOCKS	(XLR_MAX_BLOCK_ID + 1)
 
@@ -103,6 +117,9 @@ extern void ftxlog_flush(Relation rel, Buffer bbuf, OffsetNumber slice_first,
 						 uint16 nslice, OffsetNumber pivot_off,
 						 char **pivots, Size *pivotlens, int npivots,
 						 Buffer *leaves, int nleaves, bool count_flush);
+extern void ftxlog_move(Relation rel, Buffer upper, OffsetNumber *moved,
+						int nmoved, Buffer lower, const char *payload,
+						Size payloadlen, uint64 lower_msn);
 extern void ftxlog_images(Relation rel, Buffer *bufs, int nbufs, uint16 reason);
 extern void ftxlog_vacuum(Relation rel, Buffer buf, OffsetNumber *offsets,
 						  int ndeleted);
