@@ -32,7 +32,11 @@ CREATE FUNCTION fractam_stats(index regclass,
   OUT flushes bigint,
   OUT splits bigint,
   OUT free_pages bigint,
-  OUT avg_flush_size float8)
+  OUT avg_flush_size float8,
+  OUT upper_buffer_pages bigint,
+  OUT upper_buffered_messages bigint,
+  OUT moves bigint,
+  OUT avg_move_size float8)
 RETURNS record
 AS 'MODULE_PATHNAME', 'fractam_stats'
 LANGUAGE C STRICT PARALLEL RESTRICTED;

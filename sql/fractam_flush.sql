@@ -36,6 +36,14 @@ SELECT fractam_verify('fl_k');
 INSERT INTO fl SELECT (i * 7919) % 40009, 'p' FROM generate_series(25001, 40000) i;
 SELECT fractam_verify('fl_k');
 SELECT * FROM fl_stats('fl_k', 40000);
+-- a tree this tall has two buffer levels: messages enter level 2 and move
+-- down to level 1 in batches, and both levels hold some right now
+SELECT height >= 3 AS tall,
+       upper_buffer_pages > 0 AND upper_buffer_pages < buffer_pages AS upper_level,
+       moves > 0 AS moved, avg_move_size > 1 AS batched,
+       upper_buffered_messages > 0 AS upper_holds_messages,
+       buffered_messages > upper_buffered_messages AS lower_holds_messages
+FROM fractam_stats('fl_k');
 SELECT buffered_bytes >= 0 AS bytes_ok,
        (buffered_messages = 0) = (buffered_bytes = 0) AS bytes_match_messages
 FROM fractam_stats('fl_k');

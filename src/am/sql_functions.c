@@ -103,8 +103,8 @@ fractam_stats(PG_FUNCTION_ARGS)
 	Relation	index = open_fractam_index(indexoid, AccessShareLock);
 	FtTree		tree;
 	FtStats		st;
-	Datum		values[11];
-	bool		nulls[11] = {0};
+	Datum		values[15];
+	bool		nulls[15] = {0};
 
 	fractam_index_tree(index, &tree);
 	ft_collect_stats(&tree, &st);
@@ -122,6 +122,11 @@ fractam_stats(PG_FUNCTION_ARGS)
 	values[9] = Int64GetDatum(st.free_pages);
 	values[10] = Float8GetDatum(st.flushes > 0 ?
 								(double) st.flushed_messages / st.flushes : 0.0);
+	values[11] = Int64GetDatum(st.upper_buffer_pages);
+	values[12] = Int64GetDatum(st.upper_buffered_messages);
+	values[13] = Int64GetDatum(st.moves);
+	values[14] = Float8GetDatum(st.moves > 0 ?
+								(double) st.moved_messages / st.moves : 0.0);
 	PG_RETURN_DATUM(make_result_row(fcinfo, values, nulls));
 }
 

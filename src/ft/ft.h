@@ -89,6 +89,11 @@ typedef struct FtStats
 	int64		flushes;
 	int64		flushed_messages;
 	int64		splits;
+	/* the level-2 buffer nodes (also counted above, except flushes) */
+	int64		upper_buffer_pages;
+	int64		upper_buffered_messages;
+	int64		moves;			/* level 2 -> level 1 */
+	int64		moved_messages;
 } FtStats;
 
 /* Callback for ft_vacuum: return true to delete the item */

@@ -278,7 +278,7 @@ insert_into_root_leaf(FtTree *tree, const char *item, Size len)
 	res = leaf_insert(tree, d.buf, item, len);
 	UnlockReleaseBuffer(d.buf);
 	if (res == LEAF_FULL)
-		ft_make_room(tree, item, len, true);
+		ft_make_room(tree, item, len, 1);
 	return res == LEAF_INSERTED;
 }
 
@@ -402,7 +402,7 @@ insert_two_level(FtTree *tree, const char *item, Size len, FtDescent *d,
 				note_buffered(tree, false);
 				return INSERT_DONE;
 			}
-			ft_make_room(tree, item, len, true);
+			ft_make_room(tree, item, len, 1);
 			return INSERT_RETRY;
 		}
 		UnlockReleaseBuffer(xbuf);
@@ -425,7 +425,18 @@ insert_two_level(FtTree *tree, const char *item, Size len, FtDescent *d,
 		return INSERT_DONE;
 	}
 
-	/* T is full: move its heaviest child's messages down, then retry */
+	/*
+	 * T is full.  Without any messages (its pivots and the pivot room take
+	 * the page: very long keys) only a split of T helps.
+	 */
+	if (PageGetMaxOffsetNumber(tpage) < FtFirstMsgOffset(FtPageGetOpaque(tpage)))
+	{
+		UnlockReleaseBuffer(tbuf);
+		ft_make_room(tree, item, len, 2);
+		return INSERT_RETRY_EXCLUSIVE;
+	}
+
+	/* move its heaviest child's messages down, then retry */
 	{
 		char	   *splitkey = NULL;
 		Size		splitkeylen = 0;
@@ -439,7 +450,7 @@ insert_two_level(FtTree *tree, const char *item, Size len, FtDescent *d,
 		UnlockReleaseBuffer(tbuf);
 		if (res == FT_FLUSH_NEED_SPLIT)
 		{
-			ft_make_room(tree, splitkey, splitkeylen, true);
+			ft_make_room(tree, splitkey, splitkeylen, 1);
 			pfree(splitkey);
 		}
 	}
@@ -545,7 +556,7 @@ ft_insert(FtTree *tree, const char *item, Size len)
 				note_buffered(tree, false);
 				return;
 			}
-			ft_make_room(tree, item, len, true);
+			ft_make_room(tree, item, len, 1);
 			continue;
 		}
 
@@ -570,7 +581,7 @@ ft_insert(FtTree *tree, const char *item, Size len)
 									  ft_child_block(bpage, ft_heaviest_child(tree, bpage)));
 			UnlockReleaseBuffer(d.buf);
 			if (res == FT_FLUSH_NEED_SPLIT)
-				ft_make_room(tree, item, len, true);
+				ft_make_room(tree, item, len, 1);
 			want_exclusive = true;
 		}
 	}

@@ -1,7 +1,7 @@
 /*-------------------------------------------------------------------------
  *
  * ft_routecache.c
- *	  Backend-local copies of routing pages (level >= 2).
+ *	  Backend-local copies of routing pages (level >= 3).
  *
  * Every descent passes the root and the routing levels, a handful of pages
  * per index that every backend reads on every insert and lookup.  Reading

@@ -415,12 +415,14 @@ make_pivot_room(FtTree *tree, Buffer buf)
 }
 
 /*
- * Make room on the path to key (see the file header).  force asks for the
- * buffer node on the path (or the root leaf) to be split even if it does
- * not look full: its caller could not fit new pivots or an item in it.
+ * Make room on the path to key (see the file header).  force_level asks
+ * for the node at that level on the path (or the root, if it is at or below
+ * that level) to be split even if it does not look full: its caller could
+ * not fit new pivots, an item or a message in it.  FT_NO_FORCE: split only
+ * what looks full.
  */
 void
-ft_make_room(FtTree *tree, const char *key, Size len, bool force)
+ft_make_room(FtTree *tree, const char *key, Size len, int force_level)
 {
 	Buffer		metabuf;
 	Buffer		buf;
@@ -433,7 +435,8 @@ ft_make_room(FtTree *tree, const char *key, Size len, bool force)
 	root = meta->root;
 	level = meta->root_level;
 	buf = ft_getbuf(tree, root, BUFFER_LOCK_EXCLUSIVE);
-	if (node_needs_split(tree, BufferGetPage(buf), force && level <= 1, len) ||
+	if (node_needs_split(tree, BufferGetPage(buf),
+						 force_level >= 0 && (int) level <= force_level, len) ||
 		(level == 2 && FtPageGetOpaque(BufferGetPage(buf))->ft_nchildren >= 2 &&
 		 !make_pivot_room(tree, buf)))
 	{
@@ -455,7 +458,7 @@ ft_make_room(FtTree *tree, const char *key, Size len, bool force)
 		if (level - 1 == 2)
 		{
 			/* a level-2 buffer node: it also needs room for a pivot */
-			if (node_needs_split(tree, BufferGetPage(cbuf), false, len) ||
+			if (node_needs_split(tree, BufferGetPage(cbuf), force_level == 2, len) ||
 				(!make_pivot_room(tree, cbuf) &&
 				 FtPageGetOpaque(BufferGetPage(cbuf))->ft_nchildren >= 2))
 			{
@@ -463,7 +466,8 @@ ft_make_room(FtTree *tree, const char *key, Size len, bool force)
 				(void) make_pivot_room(tree, cbuf);
 			}
 		}
-		else if (node_needs_split(tree, BufferGetPage(cbuf), force && level - 1 == 1, len))
+		else if (node_needs_split(tree, BufferGetPage(cbuf),
+								  force_level == (int) level - 1, len))
 			cbuf = split_internal(tree, buf, childidx, cbuf, key, len);
 		UnlockReleaseBuffer(buf);
 		buf = cbuf;

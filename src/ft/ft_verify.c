@@ -295,13 +295,26 @@ ft_collect_stats(FtTree *tree, FtStats *stats)
 		{
 			OffsetNumber off;
 
+			int64		nmsgs = 0;
+
 			stats->buffer_pages++;
-			stats->flushes += opaque->ft_nflushes;
-			stats->flushed_messages += opaque->ft_nflushed;
 			for (off = FtFirstMsgOffset(opaque); off <= PageGetMaxOffsetNumber(page); off++)
 			{
-				stats->buffered_messages++;
+				nmsgs++;
 				stats->buffered_bytes += ItemIdGetLength(PageGetItemId(page, off));
+			}
+			stats->buffered_messages += nmsgs;
+			if (opaque->ft_level >= 2)
+			{
+				stats->upper_buffer_pages++;
+				stats->upper_buffered_messages += nmsgs;
+				stats->moves += opaque->ft_nflushes;
+				stats->moved_messages += opaque->ft_nflushed;
+			}
+			else
+			{
+				stats->flushes += opaque->ft_nflushes;
+				stats->flushed_messages += opaque->ft_nflushed;
 			}
 		}
 		else
