@@ -116,6 +116,71 @@ cut_pages(FtTree *tree, char **items, Size *lens, int nitems,
 }
 
 /*
+ * Describe how to turn leaf page old into the leaf holding items (its
+ * merge with a slice; no split) as an FtLeafDelta (see ft_page.h): the
+ * offsets of old items that go (deleted or replaced), then the new items
+ * with their final offsets.  Kept items are recognized by address: the
+ * merge returns pointers into old for them.
+ */
+static char *
+build_leaf_delta(Page old, char **items, Size *lens, int nitems,
+				 uint64 msn, bool count_flush, Size *deltalen)
+{
+	OffsetNumber firstoff = FtFirstDataOffset(FtPageGetOpaque(old));
+	OffsetNumber maxoff = PageGetMaxOffsetNumber(old);
+	OffsetNumber o = firstoff;
+	Size		newbytes = 0;
+	FtLeafDelta *hdr;
+	OffsetNumber *deleted;
+	char	   *delta;
+	char	   *p;
+	int			i;
+
+	for (i = 0; i < nitems; i++)
+		if (items[i] < (char *) old || items[i] >= (char *) old + BLCKSZ)
+			newbytes += 2 * sizeof(uint16) + lens[i];
+	delta = palloc(MAXALIGN(sizeof(FtLeafDelta)) +
+				   (maxoff + 1) * sizeof(OffsetNumber) + newbytes);
+	hdr = (FtLeafDelta *) delta;
+	memset(hdr, 0, sizeof(FtLeafDelta));
+	hdr->msn = msn;
+	hdr->flags = count_flush ? FT_LEAF_DELTA_COUNT_FLUSH : 0;
+	deleted = (OffsetNumber *) (delta + MAXALIGN(sizeof(FtLeafDelta)));
+
+	/* old items missing from the output go */
+	for (i = 0; i < nitems; i++)
+	{
+		if (items[i] < (char *) old || items[i] >= (char *) old + BLCKSZ)
+			continue;
+		while (o <= maxoff && PageGetItem(old, PageGetItemId(old, o)) != items[i])
+			deleted[hdr->ndeleted++] = o++;
+		Assert(o <= maxoff);
+		o++;
+	}
+	while (o <= maxoff)
+		deleted[hdr->ndeleted++] = o++;
+
+	/* new items, at their final offsets, in ascending order */
+	p = (char *) (deleted + hdr->ndeleted);
+	for (i = 0; i < nitems; i++)
+	{
+		uint16		ih[2];
+
+		if (items[i] >= (char *) old && items[i] < (char *) old + BLCKSZ)
+			continue;
+		ih[0] = firstoff + i;
+		ih[1] = (uint16) lens[i];
+		memcpy(p, ih, sizeof(ih));
+		p += sizeof(ih);
+		memcpy(p, items[i], lens[i]);
+		p += lens[i];
+		hdr->ninserted++;
+	}
+	*deltalen = p - delta;
+	return delta;
+}
+
+/*
  * Flush child childidx of buffer node bbuf (exclusively locked) into leaf
  * lbuf (exclusively locked; released here).  extra, if given, is one more
  * item to insert, newer than every buffered message.
@@ -229,6 +294,34 @@ ft_flush_child(FtTree *tree, Buffer bbuf, int childidx, Buffer lbuf,
 	if (end > first)
 		template.ft_nflushes++;
 
+	if (npages == 1)
+	{
+		/*
+		 * The leaf does not split: change it in place and log only what
+		 * changed (a few hundred bytes instead of a page image).
+		 */
+		Size		deltalen;
+		char	   *delta = build_leaf_delta(lcopy.data, items, lens, nitems,
+											 template.ft_msn, end > first,
+											 &deltalen);
+
+		START_CRIT_SECTION();
+		ft_apply_leaf_delta(lpage, delta);
+		MarkBufferDirty(lbuf);
+		ft_apply_flush_to_buffer_node(bpage, first, end - first, InvalidOffsetNumber,
+									  NULL, NULL, 0, end > first);
+		MarkBufferDirty(bbuf);
+		ftxlog_flush(tree->rel, bbuf, first, end - first, InvalidOffsetNumber,
+					 NULL, NULL, 0, bufs, 1, end > first, delta, deltalen);
+		END_CRIT_SECTION();
+
+		UnlockReleaseBuffer(lbuf);
+		pfree(delta);
+		pfree(items);
+		pfree(lens);
+		return FT_FLUSH_DONE;
+	}
+
 	START_CRIT_SECTION();
 	for (p = 0; p < npages; p++)
 	{
@@ -254,7 +347,8 @@ ft_flush_child(FtTree *tree, Buffer bbuf, int childidx, Buffer lbuf,
 	MarkBufferDirty(bbuf);
 	ftxlog_flush(tree->rel, bbuf, first, end - first,
 				 FtFirstDataOffset(FtPageGetOpaque(bpage)) + childidx + 1,
-				 pivots, pivotlens, npages - 1, bufs, npages, end > first);
+				 pivots, pivotlens, npages - 1, bufs, npages, end > first,
+				 NULL, 0);
 	END_CRIT_SECTION();
 
 	for (p = 0; p < npages; p++)

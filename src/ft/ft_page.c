@@ -126,6 +126,27 @@ ft_apply_move_lower(Page lower, const char *payload, int nmoved,
 		lop->ft_msn = lower_msn;
 }
 
+/* Apply an FtLeafDelta (see ft_page.h) to a leaf */
+void
+ft_apply_leaf_delta(Page leaf, const char *delta)
+{
+	FtLeafDelta hdr;
+	OffsetNumber deleted[MaxOffsetNumber];
+	const char *p = delta + MAXALIGN(sizeof(FtLeafDelta));
+	FtPageOpaque opaque = FtPageGetOpaque(leaf);
+
+	memcpy(&hdr, delta, sizeof(FtLeafDelta));
+	if (hdr.ndeleted > 0)
+	{
+		memcpy(deleted, p, hdr.ndeleted * sizeof(OffsetNumber));
+		PageIndexMultiDelete(leaf, deleted, hdr.ndeleted);
+	}
+	p += hdr.ndeleted * sizeof(OffsetNumber);
+	ft_apply_move_lower(leaf, p, hdr.ninserted, hdr.msn);
+	if (hdr.flags & FT_LEAF_DELTA_COUNT_FLUSH)
+		opaque->ft_nflushes++;
+}
+
 void
 ft_apply_move_upper(Page upper, OffsetNumber *moved, int nmoved)
 {

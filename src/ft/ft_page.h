@@ -163,7 +163,24 @@ ft_child_block(Page page, int childidx)
 	return ((FtPivotHeader *) PageGetItem(page, iid))->child;
 }
 
+/*
+ * An in-place change of a leaf by a flush that does not split it (also the
+ * block data of its WAL record): this header, then ndeleted OffsetNumbers
+ * of the old page (ascending), then ninserted items, each a uint16 final
+ * offset, a uint16 length and the bytes, in ascending offset order.
+ */
+typedef struct FtLeafDelta
+{
+	uint64		msn;			/* the leaf's new ft_msn, if higher */
+	uint16		ndeleted;
+	uint16		ninserted;
+	uint16		flags;
+} FtLeafDelta;
+
+#define FT_LEAF_DELTA_COUNT_FLUSH	0x0001
+
 /* Page-level helpers shared with redo (ft_page.c) */
+extern void ft_apply_leaf_delta(Page leaf, const char *delta);
 extern void ft_page_init(Page page, uint16 flags, uint16 level);
 extern void ft_page_add_item(Page page, const char *item, Size len, OffsetNumber off);
 extern void ft_meta_init(Page page, BlockNumber root, uint32 root_level);

@@ -30,10 +30,11 @@ ft_desc(StringInfo buf, XLogReaderState *record)
 			{
 				xl_ft_flush *xlrec = (xl_ft_flush *) rec;
 
-				appendStringInfo(buf, "slice off %u n %u, pivots at %u n %u, leaves %u%s",
+				appendStringInfo(buf, "slice off %u n %u, pivots at %u n %u, leaves %u%s%s",
 								 xlrec->slice_first, xlrec->nslice,
 								 xlrec->pivot_off, xlrec->npivots,
 								 xlrec->nleaves,
+								 (xlrec->flags & FT_XL_LEAF_DELTA) ? " (in place)" : "",
 								 (xlrec->flags & FT_XL_COUNT_FLUSH) ? "" : " (direct split)");
 				break;
 			}

@@ -82,14 +82,34 @@ ft_redo_flush(XLogReaderState *record)
 		PageSetLSN(page, lsn);
 		MarkBufferDirty(bbuf);
 	}
-	for (i = 0; i < xlrec->nleaves; i++)
+	if (xlrec->flags & FT_XL_LEAF_DELTA)
 	{
-		if (XLogReadBufferForRedo(record, i + 1, &leaves[i]) != BLK_RESTORED)
-			elog(ERROR, "fractam redo: flush record without leaf image for block %d",
-				 i + 1);
+		if (XLogReadBufferForRedo(record, 1, &leaves[0]) == BLK_NEEDS_REDO)
+		{
+			Page		page = BufferGetPage(leaves[0]);
+			Size		datalen;
+			char	   *data = XLogRecGetBlockData(record, 1, &datalen);
+			char	   *delta = palloc(datalen);
+
+			memcpy(delta, data, datalen);	/* realign */
+			ft_apply_leaf_delta(page, delta);
+			pfree(delta);
+			PageSetLSN(page, lsn);
+			MarkBufferDirty(leaves[0]);
+		}
+	}
+	else
+	{
+		for (i = 0; i < xlrec->nleaves; i++)
+		{
+			if (XLogReadBufferForRedo(record, i + 1, &leaves[i]) != BLK_RESTORED)
+				elog(ERROR, "fractam redo: flush record without leaf image for block %d",
+					 i + 1);
+		}
 	}
 	for (i = 0; i < xlrec->nleaves; i++)
-		UnlockReleaseBuffer(leaves[i]);
+		if (BufferIsValid(leaves[i]))
+			UnlockReleaseBuffer(leaves[i]);
 	if (BufferIsValid(bbuf))
 		UnlockReleaseBuffer(bbuf);
 }

@@ -51,7 +51,8 @@ void
 ftxlog_flush(Relation rel, Buffer bbuf, OffsetNumber slice_first,
 			 uint16 nslice, OffsetNumber pivot_off,
 			 char **pivots, Size *pivotlens, int npivots,
-			 Buffer *leaves, int nleaves, bool count_flush)
+			 Buffer *leaves, int nleaves, bool count_flush,
+			 const char *leafdelta, Size leafdeltalen)
 {
 	xl_ft_flush xlrec;
 	XLogRecPtr	recptr;
@@ -69,6 +70,9 @@ ftxlog_flush(Relation rel, Buffer bbuf, OffsetNumber slice_first,
 	xlrec.npivots = npivots;
 	xlrec.nleaves = nleaves;
 	xlrec.flags = count_flush ? FT_XL_COUNT_FLUSH : 0;
+	if (leafdelta)
+		xlrec.flags |= FT_XL_LEAF_DELTA;
+	Assert(leafdelta == NULL || nleaves == 1);
 
 	XLogBeginInsert();
 	XLogRegisterData((char *) &xlrec, sizeof(xlrec));
@@ -79,10 +83,19 @@ ftxlog_flush(Relation rel, Buffer bbuf, OffsetNumber slice_first,
 		XLogRegisterBufData(0, (char *) &lens[i], sizeof(uint16));
 		XLogRegisterBufData(0, pivots[i], pivotlens[i]);
 	}
-	/* rewritten leaves: one whole image each, never an FPI plus a delta */
-	for (i = 0; i < nleaves; i++)
-		XLogRegisterBuffer(i + 1, leaves[i],
-						   REGBUF_FORCE_IMAGE | REGBUF_STANDARD);
+	if (leafdelta)
+	{
+		/* a leaf changed in place: its delta (dropped with an FPI) */
+		XLogRegisterBuffer(1, leaves[0], REGBUF_STANDARD);
+		XLogRegisterBufData(1, (char *) leafdelta, leafdeltalen);
+	}
+	else
+	{
+		/* rewritten leaves: one whole image each, never an FPI plus a delta */
+		for (i = 0; i < nleaves; i++)
+			XLogRegisterBuffer(i + 1, leaves[i],
+							   REGBUF_FORCE_IMAGE | REGBUF_STANDARD);
+	}
 	recptr = XLogInsert(RM_FRACTAM_ID, XLOG_FT_FLUSH);
 
 	PageSetLSN(BufferGetPage(bbuf), recptr);

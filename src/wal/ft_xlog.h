@@ -51,7 +51,8 @@ typedef struct xl_ft_insert
  * XLOG_FT_FLUSH: block 0 = buffer node, whose messages at offsets
  * [slice_first, slice_first + nslice) are removed and which gets npivots
  * new pivots at pivot_off, pivot_off + 1, ... (block data: for each pivot a
- * uint16 length and the bytes); blocks 1..nleaves = whole leaf images.
+ * uint16 length and the bytes); blocks 1..nleaves = whole leaf images, or
+ * with FT_XL_LEAF_DELTA block 1 = the one leaf, changed in place.
  */
 typedef struct xl_ft_flush
 {
@@ -64,6 +65,8 @@ typedef struct xl_ft_flush
 } xl_ft_flush;
 
 #define FT_XL_COUNT_FLUSH	0x0001
+#define FT_XL_LEAF_DELTA	0x0002	/* one leaf, changed in place: block 1
+									 * data is an FtLeafDelta, not an image */
 
 /* XLOG_FT_IMAGES: blocks 0..nblocks-1 carry whole page images */
 typedef struct xl_ft_images
@@ -116,7 +119,8 @@ extern void ftxlog_insert(Relation rel, Buffer buf, OffsetNumber off,
 extern void ftxlog_flush(Relation rel, Buffer bbuf, OffsetNumber slice_first,
 						 uint16 nslice, OffsetNumber pivot_off,
 						 char **pivots, Size *pivotlens, int npivots,
-						 Buffer *leaves, int nleaves, bool count_flush);
+						 Buffer *leaves, int nleaves, bool count_flush,
+						 const char *leafdelta, Size leafdeltalen);
 extern void ftxlog_move(Relation rel, Buffer upper, OffsetNumber *moved,
 						int nmoved, Buffer lower, const char *payload,
 						Size payloadlen, uint64 lower_msn);
