@@ -423,7 +423,9 @@ FRACTAM_STATS_SQL = """
 SELECT coalesce(json_agg(json_build_object('name', c.relname, 'height', s.height,
   'leaf_pages', s.leaf_pages, 'buffer_pages', s.buffer_pages, 'routing_pages', s.routing_pages,
   'leaf_items', s.leaf_items, 'buffered_messages', s.buffered_messages, 'free_pages', s.free_pages,
-  'avg_flush_size', s.avg_flush_size) ORDER BY c.relname), '[]')
+  'avg_flush_size', s.avg_flush_size, 'upper_buffer_pages', s.upper_buffer_pages,
+  'upper_buffered_messages', s.upper_buffered_messages, 'moves', s.moves,
+  'avg_move_size', s.avg_move_size) ORDER BY c.relname), '[]')
 FROM pg_class c JOIN pg_am am ON am.oid = c.relam, LATERAL fractam_stats(c.oid) s
 WHERE c.relnamespace = 'public'::regnamespace AND c.relkind = 'i' AND am.amname = 'fractam_index'
 """

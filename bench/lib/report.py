@@ -203,17 +203,24 @@ def fractam_shape_table(res, wl, variants):
         if not st:
             continue
         if not out:
-            out = ["| variant | index | height | leaf pages | buffer nodes (size) | routing pages | "
-                   "entries in leaves | buffered messages | avg messages per flush |",
-                   "|---|---|---|---|---|---|---|---|---|"]
+            out = ["| variant | index | height | leaf pages | buffer nodes (size) | of which level 2 (size) | "
+                   "routing pages | entries in leaves | buffered messages (level 2) | "
+                   "avg messages per flush | per move (level 2 to 1) |",
+                   "|---|---|---|---|---|---|---|---|---|---|---|"]
         tot_b = 0
+        tot_u = 0
         for r in st:
+            upper = r.get("upper_buffer_pages") or 0
             tot_b += r["buffer_pages"]
-            out.append("| %s | %s | %d | %s | %s (%s) | %s | %s | %s | %.1f |" % (
+            tot_u += upper
+            out.append("| %s | %s | %d | %s | %s (%s) | %s (%s) | %s | %s | %s (%s) | %.1f | %.1f |" % (
                 v, r["name"], r["height"], num(r["leaf_pages"]), num(r["buffer_pages"]),
-                fbytes(r["buffer_pages"] * 8192), num(r["routing_pages"]), num(r["leaf_items"]),
-                num(r["buffered_messages"]), r["avg_flush_size"] or 0))
-        out.append("| %s | all | | | %s (%s) | | | | |" % (v, num(tot_b), fbytes(tot_b * 8192)))
+                fbytes(r["buffer_pages"] * 8192), num(upper), fbytes(upper * 8192),
+                num(r["routing_pages"]), num(r["leaf_items"]),
+                num(r["buffered_messages"]), num(r.get("upper_buffered_messages") or 0),
+                r["avg_flush_size"] or 0, r.get("avg_move_size") or 0))
+        out.append("| %s | all | | | %s (%s) | %s (%s) | | | | | |" % (
+            v, num(tot_b), fbytes(tot_b * 8192), num(tot_u), fbytes(tot_u * 8192)))
     return "\n".join(out)
 
 

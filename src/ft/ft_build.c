@@ -172,7 +172,7 @@ level_full(FtBuildState state, int level, Size newlen)
 	}
 	sp = ft_item_space(FT_PIVOT_HDRSZ + newlen);
 	if (FtLevelIsBuffer(level))
-		return lv->n >= Max(2, tree->fanout * 3 / 4) ||
+		return lv->n >= Max(2, ft_node_fanout(tree, level) * 3 / 4) ||
 			lv->pivotbytes + sp > FT_BUFFER_PIVOT_LIMIT / 2;
 	return lv->used + sp + FT_PIVOT_RESERVE + ft_item_space(newlen) >
 		FT_LEAF_CAPACITY * 9 / 10;

@@ -272,7 +272,8 @@ ft_flush_child(FtTree *tree, Buffer bbuf, int childidx, Buffer lbuf,
 	if (npages > 1 &&
 		(PageGetExactFreeSpace(bpage) + freed < needed ||
 		 (FtPageGetOpaque(bpage)->ft_nchildren >= 2 &&
-		  FtPageGetOpaque(bpage)->ft_nchildren + npages - 1 > tree->fanout)))
+		  FtPageGetOpaque(bpage)->ft_nchildren + npages - 1 >
+		  ft_node_fanout(tree, FtPageGetOpaque(bpage)->ft_level))))
 	{
 		UnlockReleaseBuffer(lbuf);
 		pfree(items);

@@ -17,6 +17,19 @@
 /* A buffer node whose pivots take more than this must split */
 #define FT_BUFFER_PIVOT_LIMIT	(BLCKSZ / 2)
 
+/*
+ * Most children a buffer node at this level may have.  Level-1 nodes get
+ * half of the tree's fanout: a leaf flush then moves about twice as many
+ * messages per leaf read and write.  That makes the level-1 layer twice as
+ * large, which costs little because inserts do not touch it: they stop at
+ * level 2, and a level-1 node is touched once per move of a whole batch.
+ */
+static inline int
+ft_node_fanout(FtTree *tree, int level)
+{
+	return level == 1 ? Max(2, tree->fanout / 2) : tree->fanout;
+}
+
 /* A position in the tree found by a descent */
 typedef struct FtDescent
 {
