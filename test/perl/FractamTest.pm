@@ -9,6 +9,7 @@
 package FractamTest;
 
 use strict;
+use Cwd ();
 use warnings FATAL => qw(all);
 
 use Exporter 'import';
@@ -109,12 +110,34 @@ sub ft_crash
 	kill 'KILL', $pm, @kids;
 	ft_wait_pids_gone(60, $pm, @kids)
 	  or BAIL_OUT("processes of node " . $node->name . " survived SIGKILL");
-	# late children forked just before the kill
-	my @late = _children($pm);
-	kill 'KILL', @late if @late;
-	ft_wait_pids_gone(30, @late);
+	# children forked just before the kill were orphaned, not listed above;
+	# every server process has the data directory as its working directory
+	my $deadline = time + 60;
+	while (my @late = _procs_in_dir($node->data_dir))
+	{
+		BAIL_OUT("processes of node " . $node->name . " survived SIGKILL")
+		  if time > $deadline;
+		kill 'KILL', @late;
+		usleep(100_000);
+	}
 	$node->{_pid} = undef;
 	return;
+}
+
+# Processes whose working directory is dir
+sub _procs_in_dir
+{
+	my ($dir) = @_;
+	my $real = Cwd::realpath($dir) // $dir;
+	my @found;
+	opendir(my $dh, '/proc') or return ();
+	for my $p (grep { /^\d+$/ } readdir($dh))
+	{
+		my $cwd = readlink("/proc/$p/cwd");
+		push @found, $p if defined $cwd && $cwd eq $real;
+	}
+	closedir $dh;
+	return @found;
 }
 
 # Names of the fractam indexes in DB (default postgres); persistence 'p'/'u'/'t'
