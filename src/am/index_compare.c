@@ -135,7 +135,6 @@ fractam_index_tree(Relation index, FtTree *tree)
 	tree->max_item_size = ((FractamIndexState *) tree->cmp_arg)->max_item_size;
 }
 
-
 /* Compare the key columns of two index tuples */
 int
 fractam_compare_keys(FractamIndexState *state, IndexTuple a, IndexTuple b)

@@ -5,8 +5,9 @@
  *	  buffering of messages in buffer nodes.
  *
  * In a two-level tree (root buffer node B above the leaves), an insert
- * descends with share locks to the buffer node B above the target leaf L.  If B holds no messages for L and applying to L costs no
- * I/O (L is in shared buffers, or L is the rightmost leaf), the item goes
+ * descends with share locks to B.  If B holds no messages for the target
+ * leaf L and applying to L costs no I/O (L is in shared buffers, or L is
+ * the rightmost leaf), the item goes
  * straight into L while B stays share-locked: B's share lock keeps every
  * other writer from adding a message for L meanwhile, so "no pending
  * message above L" stays true until we are done.  Otherwise the item

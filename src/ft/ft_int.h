@@ -119,7 +119,6 @@ extern FtFlushResult ft_flush_to_node(FtTree *tree, Buffer ubuf, int xidx,
 #define FT_PREFETCH_FREE	(BLCKSZ / 4)
 
 /* ft_split.c */
-#define FT_NO_FORCE		(-1)
 extern void ft_make_room(FtTree *tree, const char *key, Size len,
 						 int force_level);
 

@@ -419,8 +419,7 @@ make_pivot_room(FtTree *tree, Buffer buf)
  * Make room on the path to key (see the file header).  force_level asks
  * for the node at that level on the path (or the root, if it is at or below
  * that level) to be split even if it does not look full: its caller could
- * not fit new pivots, an item or a message in it.  FT_NO_FORCE: split only
- * what looks full.
+ * not fit new pivots, an item or a message in it.
  */
 void
 ft_make_room(FtTree *tree, const char *key, Size len, int force_level)
