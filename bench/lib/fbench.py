@@ -28,9 +28,11 @@ SQL = os.path.join(BENCH, "sql")
 sys.path.insert(0, HERE)
 
 from pgctl import (BenchError, Interrupted, MemCgroup, Server, SQLError, device_of, diskstats,  # noqa: E402
-                   fmt_bytes, fs_type, host_cpu_busy_s, loadavg, log, parse_size, server_proc_stats, warn)
+                   fmt_bytes, fs_type, host_cpu_busy_s, host_cpu_steal_s, loadavg, log, parse_size,
+                   pause_server, server_proc_stats, warn)
 import stats  # noqa: E402
 import report  # noqa: E402
+import interleave  # noqa: E402
 
 WORKLOADS = ("iibench", "timeseries", "linkbench", "tpcb")
 VARIANTS = {
@@ -104,6 +106,10 @@ def parse_args(argv):
     g.add_argument("--pg-bindir", default="/usr/lib/postgresql/15/bin")
     g.add_argument("--port", type=int, help="server port, 55200-55299 (default: first free)")
     g.add_argument("--report-only", metavar="DIR", help="regenerate report.md/CSV/PNG from DIR/results.json")
+    g.add_argument("--interleave", type=int, metavar="SECS",
+                   help="iibench with exactly two variants: prepare both servers, then run the l.i1 insert "
+                   "phase in alternating SECS-second slices (the idle server paused), so that both "
+                   "variants see the same host conditions; for noisy or shared machines")
     g = ap.add_argument_group("server and memory")
     g.add_argument("--mem-limit", help="memory limit of the server's cgroup (page cache included); "
                    "default 4G, quick 1G")
@@ -131,8 +137,9 @@ def parse_args(argv):
     g = ap.add_argument_group("iibench")
     g.add_argument("--ii-schema", default="callaghan", choices=("callaghan", "tokutek"),
                    help="index set and value generation: Callaghan's (default) or Tokutek's original")
-    g.add_argument("--ii-phases", default=",".join(IIBENCH_PHASES),
-                   help="subset of %s" % ",".join(IIBENCH_PHASES))
+    g.add_argument("--ii-phases", default=None,
+                   help="subset of %s (default all; with --interleave load,index,insert)"
+                   % ",".join(IIBENCH_PHASES))
     g.add_argument("--load-rows", type=int, help="l.i0 rows (default 20M, quick 200K)")
     g.add_argument("--load-batch", type=int, default=None, help="rows per l.i0 transaction (default 100, quick 1000)")
     g.add_argument("--insert-rows", type=int, help="l.i1 rows (insert with all indexes; default: use --insert-secs)")
@@ -191,17 +198,32 @@ def resolve_options(o):
             names.append(v)
     o.variant_names = names
 
+    if o.interleave is not None:
+        if o.interleave < 5:
+            raise BenchError("--interleave needs slices of at least 5 seconds")
+        if o.workloads != ["iibench"]:
+            raise BenchError("--interleave runs the iibench workload only")
+        if len(names) != 2 or "heap-btree" not in names:
+            raise BenchError("--interleave compares exactly two variants, heap-btree and one other "
+                             "(e.g. --variants heap-btree,heap-fractam)")
+    if o.ii_phases is None:
+        o.ii_phases = "load,index,insert" if o.interleave else ",".join(IIBENCH_PHASES)
     o.ii_phase_list = [p.strip() for p in o.ii_phases.split(",") if p.strip()]
     for p in o.ii_phase_list:
         if p not in IIBENCH_PHASES:
             raise BenchError("unknown iibench phase %r (choose from %s)" % (p, ",".join(IIBENCH_PHASES)))
+    if o.interleave is not None and ("insert" not in o.ii_phase_list or
+                                     set(o.ii_phase_list) - {"load", "index", "insert"}):
+        raise BenchError("--interleave needs --ii-phases with insert and at most load and index besides")
 
     o.mem_limit_b = parse_size(o.mem_limit or ("1G" if q else "4G"))
     o.shared_buffers_b = parse_size(o.shared_buffers or ("128MB" if q else "1GB"))
     o.mwm_b = parse_size(o.maintenance_work_mem or ("64MB" if q else "256MB"))
     o.avwm_b = min(o.mwm_b, 64 << 20)
     o.max_wal_size = o.max_wal_size or ("1GB" if q else "8GB")
-    o.checkpoint_timeout = o.checkpoint_timeout or ("5min" if q else "15min")
+    # interleaved, each server lives twice as long in wall-clock time as it runs: time-driven
+    # checkpoints would come twice as often per unit of work, so leave them to max_wal_size
+    o.checkpoint_timeout = o.checkpoint_timeout or ("1h" if o.interleave else ("5min" if q else "15min"))
     if o.shared_buffers_b < (16 << 20):
         raise BenchError("--shared-buffers must be at least 16MB")
 
@@ -239,6 +261,8 @@ def resolve_durations(o, nvar):
     o.load_batch = o.load_batch or (1000 if q else 100)
     if o.insert_rows is None:
         o.insert_secs = o.insert_secs or qs(20, 600)
+    elif o.interleave:
+        raise BenchError("--interleave runs l.i1 for --insert-secs, not --insert-rows")
     if o.fifo_rows is None:
         o.fifo_secs = o.fifo_secs or qs(15, 600)
     o.query_secs = o.query_secs or qs(10, 300)
@@ -292,14 +316,19 @@ def fractam_installed(paths):
                    "missing %s" % (REPO, REPO, ", ".join(missing)))
 
 
-def pick_port(o):
+def pick_port(o, exclude=()):
+    """A free port for a scratch server; exclude: ports already taken by this run's other servers
+    (with --port, the next ones after it)."""
     if o.port:
-        if not 55200 <= o.port <= 55299:
-            raise BenchError("--port must be in 55200-55299")
-        return o.port
+        p = o.port + len(exclude)
+        if not 55200 <= p <= 55299:
+            raise BenchError("--port must be in 55200-55299 (an interleaved run uses it and the next one)")
+        return p
     start = 55200 + os.getpid() % 100
     for i in range(100):
         p = 55200 + (start - 55200 + i) % 100
+        if p in exclude:
+            continue
         if os.path.exists("/tmp/.s.PGSQL.%d" % p) or os.path.exists("/var/run/postgresql/.s.PGSQL.%d" % p):
             continue
         s = socket.socket()
@@ -371,7 +400,9 @@ def estimate_disk(o):
         est = max(est, o.lb_maxid * 1400)
     if "tpcb" in o.workloads:
         est = max(est, o.tpcb_scale * 16 << 20)
-    return est + parse_size(o.max_wal_size) * 2, exact
+    est += parse_size(o.max_wal_size) * 2
+    # an interleaved run keeps both variants' data at once
+    return (est * 2 if o.interleave else est), exact
 
 
 def choose_workdir(o):
@@ -455,6 +486,7 @@ class Ctx:
         self.outdir = outdir
         self.pk_btree = pk_btree
         self.phases = []
+        self.hists = {}  # latency histogram of each stream of the last pgbench phase
         self.env = dict(os.environ)
         self.env.pop("PGOPTIONS", None)
         if self.v["tam"] != "heap":
@@ -492,7 +524,8 @@ class Ctx:
             raise PhaseFailed("the server died\n--- server log tail ---\n" + self.srv.log_tail())
 
     def snapshot(self):
-        s = {"t": time.time(), "host_busy_s": host_cpu_busy_s(), "loadavg": loadavg()}
+        s = {"t": time.time(), "host_busy_s": host_cpu_busy_s(), "host_steal_s": host_cpu_steal_s(),
+             "loadavg": loadavg()}
         pm = self.srv.pm_pid()
         s.update(server_proc_stats(pm) if pm else {})
         d = diskstats(self.dev)
@@ -543,6 +576,11 @@ class Ctx:
         if io["cpu_server_s"] is not None and d("host_busy_s") is not None:
             io["cpu_other_s"] = max(0.0, d("host_busy_s") - io["cpu_server_s"] - io["cpu_client_s"])
             io["cpu_other_pct"] = 100.0 * io["cpu_other_s"] / max(1e-3, d("t") * NCPU)
+        # of which the hypervisor gave to other guests ("steal"): this machine simply ran slower
+        if d("host_steal_s") is not None:
+            io["cpu_steal_s"] = d("host_steal_s")
+            io["cpu_steal_pct"] = 100.0 * io["cpu_steal_s"] / max(1e-3, d("t") * NCPU)
+        io["elapsed_s"] = d("t")
         io["loadavg_after"] = b.get("loadavg")
         bw = [d(k) for k in ("buffers_checkpoint", "buffers_clean", "buffers_backend")]
         io["buffers_written_bytes"] = sum(bw) * 8192 if None not in bw else None
@@ -723,6 +761,7 @@ class Ctx:
         for st, p, prefix, _, _ in procs:
             rows_list = [r for _, _, r in st.get("scripts", [])] or [st.get("rows_per_txn", 1)]
             parsed = stats.parse_pgbench_logs(prefix, t0, rows_list)
+            self.hists[st["name"]] = parsed["hist"]
             gzip_logs(prefix)
             per_sec = parsed["per_sec"]
             series = stats.rate_series(per_sec, secs)
@@ -821,20 +860,24 @@ def gzip_logs(prefix):
 # ----------------------------------------------------------------------------------------------
 # workloads
 
+def iibench_file(o, n):
+    return os.path.join(SQL, "iibench", "%s_%s.sql" % (n, o.ii_schema))
+
+
 def count_args(rows, secs, batch, clients):
     if rows:
         return {"transactions": max(1, int(math.ceil(rows / float(batch) / clients)))}
     return {"duration": secs}
 
 
-def run_iibench(ctx):
+def run_iibench(ctx, phases=None):
     o = ctx.o
     S = o.ii_schema
     tbl = "pi1" if S == "callaghan" else "purchases_index"
 
     def f(n):
-        return os.path.join(SQL, "iibench", "%s_%s.sql" % (n, S))
-    ph = o.ii_phase_list
+        return iibench_file(o, n)
+    ph = o.ii_phase_list if phases is None else phases
     ctx.psql_file(f("schema"))
     t_load0 = int(time.time())
     nc = o.ii_clients
@@ -1093,6 +1136,38 @@ def host_info(paths):
     return info
 
 
+def start_variant(o, vname, outdir, workdir, port, preload):
+    """Create the variant's cgroup, initdb and start its scratch server; cleanup steps registered."""
+    vdir = os.path.join(outdir, vname)
+    os.makedirs(vdir, exist_ok=True)
+    cg = None
+    if not o.no_cgroup:
+        cg = MemCgroup("fractam-bench-%d-%s" % (os.getpid(), vname), o.mem_limit_b)
+        _cleanup.append(cg.remove)
+    srv = Server(o.pg_bindir, workdir, port, server_conf(o, port, os.path.join(workdir, "sock"), preload),
+                 cg, vname)
+    if not o.keep_data:
+        _cleanup.append(lambda d=srv.datadir: shutil.rmtree(d, ignore_errors=True))
+    _cleanup.append(lambda s=srv, d=vdir: shutil.copy(s.logfile, os.path.join(d, "server.log"))
+                    if os.path.exists(s.logfile) else None)
+    _cleanup.append(srv.stop)
+    # runs before the stop above: a paused server would not react to pg_ctl stop
+    _cleanup.append(lambda s=srv, c=cg: pause_server(s, c, False))
+    log("== variant %s (%s): initdb + start (%s, shared_buffers %s, port %d)" % (
+        vname, VARIANTS[vname]["label"],
+        "memory limit %s, %s" % (fmt_bytes(o.mem_limit_b), cg.describe()) if cg else "NO memory limit",
+        fmt_bytes(o.shared_buffers_b), port))
+    srv.init(o.data_checksums)
+    try:
+        srv.start()
+    except BenchError as e:
+        if preload:
+            raise BenchError("%s\n(the server was started with shared_preload_libraries='fractam'; "
+                             "run with --variants heap-btree to measure without fractam)" % e)
+        raise
+    return vdir, cg, srv
+
+
 def main(argv):
     for s in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
         signal.signal(s, on_signal)
@@ -1160,37 +1235,15 @@ def main(argv):
     exit_code = 0
     t_start = time.time()
     try:
-        for vname in o.variant_names:
+        if o.interleave:
+            exit_code = run_interleaved(o, res, outdir, workdir, port, dev, preload)
+        for vname in ([] if o.interleave else o.variant_names):
             if vname in unavailable:
                 log("SKIP %s: %s" % (vname, unavailable[vname]))
                 res["variant_status"][vname] = {"status": "skipped", "reason": unavailable[vname]}
                 continue
-            vdir = os.path.join(outdir, vname)
-            os.makedirs(vdir, exist_ok=True)
-            cg = None
-            if not o.no_cgroup:
-                cg = MemCgroup("fractam-bench-%d-%s" % (os.getpid(), vname), o.mem_limit_b)
-                _cleanup.append(cg.remove)
-            srv = Server(o.pg_bindir, workdir, port, server_conf(o, port, os.path.join(workdir, "sock"), preload),
-                         cg, vname)
+            vdir, cg, srv = start_variant(o, vname, outdir, workdir, port, preload)
             datadir = srv.datadir
-            if not o.keep_data:
-                _cleanup.append(lambda d=datadir: shutil.rmtree(d, ignore_errors=True))
-            _cleanup.append(lambda s=srv, d=vdir: shutil.copy(s.logfile, os.path.join(d, "server.log"))
-                            if os.path.exists(s.logfile) else None)
-            _cleanup.append(srv.stop)
-            log("== variant %s (%s): initdb + start (%s, shared_buffers %s)" % (
-                vname, VARIANTS[vname]["label"],
-                "memory limit %s, %s" % (fmt_bytes(o.mem_limit_b), cg.describe()) if cg else "NO memory limit",
-                fmt_bytes(o.shared_buffers_b)))
-            srv.init(o.data_checksums)
-            try:
-                srv.start()
-            except BenchError as e:
-                if preload:
-                    raise BenchError("%s\n(the server was started with shared_preload_libraries='fractam'; "
-                                     "run with --variants heap-btree to measure without fractam)" % e)
-                raise
             if preload and not probed:
                 probed = True
                 pr = probe_fractam(srv)
@@ -1269,6 +1322,96 @@ def main(argv):
     return exit_code
 
 
+def run_interleaved(o, res, outdir, workdir, port, dev, preload):
+    """iibench with --interleave: prepare both variants (load, index) on their own servers, then run
+    l.i1 as alternating slices, the idle server paused (SIGSTOP), so that a slow spell of a shared host
+    hits both variants alike.  Rounds alternate the order (AB, BA, AB, ...).  After each slice the
+    server's dirty page cache is written back (sync) before the other variant starts, so neither pays
+    for the other's writes; that time is reported, not counted in the rates."""
+    ctxs = {}
+    try:
+        return interleaved_phases(o, res, outdir, workdir, port, dev, preload, ctxs)
+    except (PhaseFailed, SQLError) as e:
+        # one side failing ends the comparison for both
+        for ctx in ctxs.values():
+            ctx.run["status"] = "failed"
+            ctx.run["error"] = str(e)
+        log("FAILED (interleaved iibench): %s" % e)
+        return 1
+
+
+def interleaved_phases(o, res, outdir, workdir, port, dev, preload, ctxs):
+    names = o.variant_names
+    host_mem = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    if not o.no_cgroup and 2 * o.mem_limit_b > host_mem:
+        raise BenchError("--interleave keeps two servers of --mem-limit %s each; the host has %s"
+                         % (fmt_bytes(o.mem_limit_b), fmt_bytes(host_mem)))
+    ports = []
+    for vname in names:
+        p = pick_port(o, exclude=ports) if ports else port
+        ports.append(p)
+        vdir, cg, srv = start_variant(o, vname, outdir, workdir, p, preload)
+        if preload and len(ctxs) == 0:
+            for v, why in probe_fractam(srv).items():
+                if why and v in names:
+                    raise BenchError("variant %s unavailable: %s" % (v, why))
+        res["variant_status"][vname] = {"status": "ran"}
+        wdir = os.path.join(vdir, "iibench")
+        os.makedirs(wdir, exist_ok=True)
+        pkb = pk_is_btree(o, vname, "iibench")
+        srv.psql("postgres", "CREATE DATABASE iibench")
+        ctx = ctxs[vname] = Ctx(o, srv, cg, dev, vname, "iibench", wdir, pkb)
+        ctx.run = {"status": "ok", "phases": ctx.phases, "pk": "btree PRIMARY KEY" if pkb else
+                   "UNIQUE fractam index", "secondary_am": VARIANTS[vname]["sec"],
+                   "table_am": VARIANTS[vname]["tam"]}
+        res["runs"][vname] = {"iibench": ctx.run}
+        if VARIANTS[vname]["sec"] == "fractam" or VARIANTS[vname]["tam"] == "fractam":
+            srv.psql("iibench", "CREATE EXTENSION fractam")
+        run_iibench(ctx, phases=[x for x in o.ii_phase_list if x != "insert"])
+        # both variants start l.i1 from a checkpoint and with nothing dirty in the page cache
+        ctx.q("CHECKPOINT")
+        os.sync()
+        pause_server(srv, cg, True)
+
+    nrounds = max(1, int(math.ceil(o.insert_secs / float(o.interleave))))
+    res["interleave"] = {"slice_s": o.interleave, "rounds": nrounds, "order": []}
+    parts = {v: [] for v in names}
+    label = "insert with all indexes (%d rows/txn), %d interleaved slices of %d s" % (
+        o.insert_batch, nrounds, o.interleave)
+    for r in range(nrounds):
+        order = names if r % 2 == 0 else names[::-1]
+        res["interleave"]["order"].append(order)
+        for vname in order:
+            ctx = ctxs[vname]
+            pause_server(ctx.srv, ctx.cg, False)
+            ctx.seed = o.seed + 1000 * r  # fresh random values in every slice
+            ph = ctx.pgbench_phase("l.i1.%02d" % (r + 1), "insert slice %d of %d" % (r + 1, nrounds),
+                                   [dict(name="insert", scripts=[(iibench_file(o, "insert"), 1, o.insert_batch)],
+                                         clients=o.ii_clients, defines={"rpc": o.insert_batch},
+                                         duration=o.interleave)],
+                                   main="insert")
+            t0 = time.time()
+            os.sync()
+            sync_s = time.time() - t0
+            pause_server(ctx.srv, ctx.cg, True)
+            ph["round"] = r + 1
+            ctx.phases.remove(ph)
+            parts[vname].append((ph, dict(ctx.hists), sync_s))
+        log("round %d/%d: %s" % (r + 1, nrounds, ", ".join(
+            "%s %s rows/s" % (v, report.num(parts[v][-1][0]["streams"]["insert"]["rows_per_s"])) for v in names)))
+    for vname in names:
+        ctx = ctxs[vname]
+        pause_server(ctx.srv, ctx.cg, False)
+        comb = interleave.combine(parts[vname], "l.i1", label)
+        ctx.phases.append(comb)
+        log("%-15s %-10s %-7s %s" % (vname, "iibench", "l.i1", label))
+        ctx.print_phase(comb)
+        ctx.run["final_sizes"] = ctx.sizes()
+        ctx.run["fractam_stats"] = fractam_stats(ctx)
+        run_cleanup_partial(ctx.srv, ctx.cg, ctx.srv.datadir, o, os.path.dirname(ctx.outdir))
+    return 0
+
+
 def duration_settings(o):
     return {"ii_schema": o.ii_schema, "load_rows": o.load_rows, "load_batch": o.load_batch,
             "insert_rows": o.insert_rows, "insert_secs": o.insert_secs if o.insert_rows is None else None,
@@ -1278,7 +1421,8 @@ def duration_settings(o):
             "ii_clients": o.ii_clients, "ts_clients": o.ts_clients,
             "ts_secs": o.ts_secs if o.ts_events is None else None, "ts_events": o.ts_events,
             "lb_maxid": o.lb_maxid, "lb_clients": o.lb_clients, "lb_secs": o.lb_secs,
-            "tpcb_scale": o.tpcb_scale, "tpcb_clients": o.tpcb_clients, "tpcb_secs": o.tpcb_secs}
+            "tpcb_scale": o.tpcb_scale, "tpcb_clients": o.tpcb_clients, "tpcb_secs": o.tpcb_secs,
+            "interleave_s": o.interleave}
 
 
 def fractam_stats(ctx):

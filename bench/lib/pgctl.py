@@ -303,6 +303,33 @@ def host_cpu_busy_s():
     return busy / CLK_TCK
 
 
+def host_cpu_steal_s():
+    """CPU seconds the hypervisor gave to other guests while this host wanted to run (all CPUs)."""
+    with open("/proc/stat") as f:
+        p = f.readline().split()
+    return (int(p[8]) if len(p) > 8 else 0) / CLK_TCK
+
+
+def server_pids(srv, cgroup):
+    """Every process of a scratch server: its cgroup's members, else the postmaster and children."""
+    if cgroup:
+        return cgroup.procs()
+    pm = srv.pm_pid()
+    return ([pm] + _children(pm)) if pm else []
+
+
+def pause_server(srv, cgroup, pause=True):
+    """Stop (SIGSTOP) or continue (SIGCONT) every process of a scratch server.  A paused server
+    does nothing at all (no checkpointer, bgwriter or autovacuum), so the other server of an
+    interleaved run has the machine to itself."""
+    sig = signal.SIGSTOP if pause else signal.SIGCONT
+    for pid in server_pids(srv, cgroup):
+        try:
+            os.kill(pid, sig)
+        except ProcessLookupError:
+            pass
+
+
 def loadavg():
     with open("/proc/loadavg") as f:
         return float(f.read().split()[0])
