@@ -542,14 +542,16 @@ class Ctx:
             s["mem_failcnt"] = self.cg.failcnt()
         return s
 
-    def sizes(self):
+    def sizes(self, shape=True):
+        """Relation sizes; with shape, also fractam_stats() of every fractam index, which reads the
+        whole index (through shared buffers and the page cache: not between interleaved slices)."""
         try:
             out = {"relations": json.loads(self.q(SIZES_SQL)),
                    "db": int(self.q("SELECT pg_database_size(current_database())")),
                    "live_rows": int(self.q("SELECT coalesce(sum(n_live_tup), 0) FROM pg_stat_user_tables"))}
         except (SQLError, ValueError) as e:
             return {"error": str(e)}
-        if any(r.get("am") == "fractam_index" for r in out["relations"]):
+        if shape and any(r.get("am") == "fractam_index" for r in out["relations"]):
             try:
                 out["fractam_stats"] = json.loads(self.q(FRACTAM_STATS_SQL))
             except (SQLError, ValueError) as e:
@@ -576,7 +578,7 @@ class Ctx:
         if io["cpu_server_s"] is not None and d("host_busy_s") is not None:
             io["cpu_other_s"] = max(0.0, d("host_busy_s") - io["cpu_server_s"] - io["cpu_client_s"])
             io["cpu_other_pct"] = 100.0 * io["cpu_other_s"] / max(1e-3, d("t") * NCPU)
-        # of which the hypervisor gave to other guests ("steal"): this machine simply ran slower
+        # CPU the hypervisor gave to other guests ("steal"): this machine simply ran slower
         if d("host_steal_s") is not None:
             io["cpu_steal_s"] = d("host_steal_s")
             io["cpu_steal_pct"] = 100.0 * io["cpu_steal_s"] / max(1e-3, d("t") * NCPU)
@@ -676,7 +678,7 @@ class Ctx:
         return ph
 
     # -- a phase of one or more concurrent pgbench processes ("streams")
-    def pgbench_phase(self, name, label, streams, main, norm=None, unit="rows"):
+    def pgbench_phase(self, name, label, streams, main, norm=None, unit="rows", shape=True):
         """streams: list of dicts with keys name, role, scripts [(path, weight, rows_per_txn)] or
         builtin, clients, duration | transactions, rate (transactions/s), target_rows (rows/s),
         defines {}."""
@@ -799,7 +801,7 @@ class Ctx:
         ph["stall"] = stats.stall_metrics(ph["streams"][main]["series"])
         ph["rows"] = ph["streams"][norm]["rows"]
         ph["io"] = self.deltas(before, after, ph["rows"])
-        ph["sizes"] = self.sizes()
+        ph["sizes"] = self.sizes(shape)
         ph["mem_max"] = self.cg.max_usage() if self.cg else None
         # server time series from the sampler: per-second deltas
         ss = []
@@ -1389,7 +1391,7 @@ def interleaved_phases(o, res, outdir, workdir, port, dev, preload, ctxs):
                                    [dict(name="insert", scripts=[(iibench_file(o, "insert"), 1, o.insert_batch)],
                                          clients=o.ii_clients, defines={"rpc": o.insert_batch},
                                          duration=o.interleave)],
-                                   main="insert")
+                                   main="insert", shape=False)
             t0 = time.time()
             os.sync()
             sync_s = time.time() - t0
@@ -1403,6 +1405,7 @@ def interleaved_phases(o, res, outdir, workdir, port, dev, preload, ctxs):
         ctx = ctxs[vname]
         pause_server(ctx.srv, ctx.cg, False)
         comb = interleave.combine(parts[vname], "l.i1", label)
+        comb["sizes"] = ctx.sizes()
         ctx.phases.append(comb)
         log("%-15s %-10s %-7s %s" % (vname, "iibench", "l.i1", label))
         ctx.print_phase(comb)

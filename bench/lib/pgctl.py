@@ -295,11 +295,12 @@ def server_proc_stats(pm_pid):
 
 
 def host_cpu_busy_s():
-    """CPU seconds the whole host spent busy (all CPUs), from the first line of /proc/stat."""
+    """CPU seconds the whole host spent busy running its own processes (all CPUs), from the first line
+    of /proc/stat; time the hypervisor gave to other guests (steal) is host_cpu_steal_s()."""
     with open("/proc/stat") as f:
         p = f.readline().split()
     # user nice system idle iowait irq softirq steal ...
-    busy = sum(int(p[i]) for i in (1, 2, 3, 6, 7, 8) if i < len(p))
+    busy = sum(int(p[i]) for i in (1, 2, 3, 6, 7) if i < len(p))
     return busy / CLK_TCK
 
 

@@ -143,7 +143,7 @@ def metrics_for(ph):
         ("client CPU (s, pgbench+psql)", _io("cpu_client_s"), num),
         ("checkpoints", _io("checkpoints"), num),
         ("other processes' CPU on the host (% of all CPUs)", _io("cpu_other_pct"), num),
-        ("of which stolen by the hypervisor (% of all CPUs)", _io("cpu_steal_pct"), num),
+        ("CPU stolen by the hypervisor (% of all CPUs)", _io("cpu_steal_pct"), num),
         ("cgroup peak memory", lambda ph: ph.get("mem_max"), fbytes),
         ("database size after phase", _io("db_size_after"), fbytes),
     ]
@@ -465,6 +465,14 @@ def targets(res):
     return out
 
 
+def noise_pct(ph):
+    """Share of the host's CPUs the server could not have: other processes plus hypervisor steal."""
+    io = ph.get("io") or {}
+    if io.get("cpu_other_pct") is None:
+        return None
+    return io["cpu_other_pct"] + (io.get("cpu_steal_pct") or 0)
+
+
 def interleave_section(res):
     """Per-round rates of an --interleave run: both variants' slices of a round ran back to back."""
     il = res.get("interleave")
@@ -591,12 +599,13 @@ def write_all(outdir):
     for v, wls in res["runs"].items():
         for wl, run in wls.items():
             for ph in run["phases"]:
-                x = (ph.get("io") or {}).get("cpu_other_pct")
+                x = noise_pct(ph)
                 if x is not None and ph.get("elapsed_s", 0) >= 2:
                     busy.append((x, v, wl, ph["name"]))
     if busy and max(busy)[0] > 10:
         x, v, wl, pn = max(busy)
-        md.append("**Noise warning:** other processes used up to %.0f %% of the host's CPUs during this run "
+        md.append("**Noise warning:** other processes and the hypervisor (steal) took up to %.0f %% of the "
+                  "host's CPUs during this run "
                   "(%s %s %s); rates and their ratios are unreliable on a busy machine — compare *server "
                   "CPU µs per row* and *bytes written per row*, or rerun on a quiet machine." % (x, v, wl, pn))
         md.append("")
@@ -891,10 +900,11 @@ def console_summary(res):
     widths = [max(len(str(r[i])) for r in rows) for i in range(len(hdr))]
     table = ["  ".join(str(c).rjust(widths[i]) if i >= 3 else str(c).ljust(widths[i]) for i, c in enumerate(r))
              for r in rows]
-    busy = [(ph.get("io") or {}).get("cpu_other_pct") or 0 for wls in res["runs"].values() for run in wls.values()
+    busy = [noise_pct(ph) or 0 for wls in res["runs"].values() for run in wls.values()
             for ph in run["phases"] if ph.get("elapsed_s", 0) >= 2]
     if busy and max(busy) > 10:
-        lines.append("NOTE: other processes used up to %.0f%% of the host CPUs during the run: rates are noisy "
+        lines.append("NOTE: other processes and hypervisor steal took up to %.0f%% of the host CPUs during the "
+                     "run: rates are noisy "
                      "(see 'server CPU us / row' in the report)" % max(busy))
     ir = interleave_ratios(res)
     if ir and ir[1]:
