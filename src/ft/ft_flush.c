@@ -29,22 +29,39 @@
 #define FT_LEAF_CAPACITY \
 	(BLCKSZ - SizeOfPageHeaderData - MAXALIGN(sizeof(FtPageOpaqueData)))
 
+/*
+ * The child whose slice of messages takes the most bytes.  One child's
+ * slice ends where the next one's begins, so each pivot is searched for
+ * once (this runs several times per move or flush: not once per slice end).
+ */
 int
 ft_heaviest_child(FtTree *tree, Page page)
 {
 	FtPageOpaque opaque = FtPageGetOpaque(page);
+	OffsetNumber pfirst = FtFirstDataOffset(opaque);
+	OffsetNumber first = FtFirstMsgOffset(opaque);
 	int			best = 0;
 	Size		bestbytes = 0;
 	int			i;
 
+	Assert(FtPageIsBuffer(opaque));
 	for (i = 0; i < opaque->ft_nchildren; i++)
 	{
-		OffsetNumber first;
 		OffsetNumber end;
 		OffsetNumber off;
 		Size		bytes = 0;
 
-		ft_slice_range(tree, page, i, &first, &end);
+		if (i == opaque->ft_nchildren - 1)
+			end = PageGetMaxOffsetNumber(page) + 1;
+		else
+		{
+			char	   *pkey;
+			Size		pkeylen;
+
+			ft_pivot(page, pfirst + i + 1, &pkey, &pkeylen);
+			end = ft_msg_bound(tree, page, pkey, pkeylen, false);
+		}
+		Assert(end >= first);
 		for (off = first; off < end; off++)
 			bytes += ItemIdGetLength(PageGetItemId(page, off));
 		if (bytes > bestbytes)
@@ -52,6 +69,7 @@ ft_heaviest_child(FtTree *tree, Page page)
 			best = i;
 			bestbytes = bytes;
 		}
+		first = end;
 	}
 	return best;
 }
