@@ -203,6 +203,8 @@ def resolve_options(o):
             raise BenchError("--interleave needs slices of at least 5 seconds")
         if o.workloads != ["iibench"]:
             raise BenchError("--interleave runs the iibench workload only")
+        if o.port and not 55200 <= o.port + 1 <= 55299:
+            raise BenchError("--interleave uses --port and the next one: both must be in 55200-55299")
         if len(names) != 2 or "heap-btree" not in names:
             raise BenchError("--interleave compares exactly two variants, heap-btree and one other "
                              "(e.g. --variants heap-btree,heap-fractam)")
@@ -1372,10 +1374,15 @@ def interleaved_phases(o, res, outdir, workdir, port, dev, preload, ctxs):
         run_iibench(ctx, phases=[x for x in o.ii_phase_list if x != "insert"])
         # both variants start l.i1 from a checkpoint and with nothing dirty in the page cache
         ctx.q("CHECKPOINT")
-        os.sync()
         pause_server(srv, cg, True)
+        os.sync()
 
-    nrounds = max(1, int(math.ceil(o.insert_secs / float(o.interleave))))
+    # an even number of rounds, so that each variant goes first equally often
+    nrounds = max(2, int(math.ceil(o.insert_secs / float(o.interleave))))
+    nrounds += nrounds % 2
+    if nrounds * o.interleave != o.insert_secs:
+        warn("l.i1 runs %d rounds of %d s per variant (%d s, --insert-secs asked for %d)"
+             % (nrounds, o.interleave, nrounds * o.interleave, o.insert_secs))
     res["interleave"] = {"slice_s": o.interleave, "rounds": nrounds, "order": []}
     parts = {v: [] for v in names}
     label = "insert with all indexes (%d rows/txn), %d interleaved slices of %d s" % (
@@ -1386,16 +1393,17 @@ def interleaved_phases(o, res, outdir, workdir, port, dev, preload, ctxs):
         for vname in order:
             ctx = ctxs[vname]
             pause_server(ctx.srv, ctx.cg, False)
-            ctx.seed = o.seed + 1000 * r  # fresh random values in every slice
             ph = ctx.pgbench_phase("l.i1.%02d" % (r + 1), "insert slice %d of %d" % (r + 1, nrounds),
                                    [dict(name="insert", scripts=[(iibench_file(o, "insert"), 1, o.insert_batch)],
                                          clients=o.ii_clients, defines={"rpc": o.insert_batch},
                                          duration=o.interleave)],
                                    main="insert", shape=False)
+            # paused first: nothing of this server runs into the other's slice, not even its
+            # checkpointer while its dirty pages are written back
+            pause_server(ctx.srv, ctx.cg, True)
             t0 = time.time()
             os.sync()
             sync_s = time.time() - t0
-            pause_server(ctx.srv, ctx.cg, True)
             ph["round"] = r + 1
             ctx.phases.remove(ph)
             parts[vname].append((ph, dict(ctx.hists), sync_s))

@@ -324,11 +324,20 @@ def pause_server(srv, cgroup, pause=True):
     does nothing at all (no checkpointer, bgwriter or autovacuum), so the other server of an
     interleaved run has the machine to itself."""
     sig = signal.SIGSTOP if pause else signal.SIGCONT
-    for pid in server_pids(srv, cgroup):
-        try:
-            os.kill(pid, sig)
-        except ProcessLookupError:
-            pass
+    pm = srv.pm_pid()
+    done = set()
+    # the postmaster first, so that it forks nothing new; then its children, and once more for a
+    # child forked just before the postmaster stopped
+    for _ in range(3):
+        pids = [p for p in server_pids(srv, cgroup) if p not in done]
+        if not pids:
+            break
+        for pid in sorted(pids, key=lambda p: p != pm):
+            try:
+                os.kill(pid, sig)
+            except ProcessLookupError:
+                pass
+            done.add(pid)
 
 
 def loadavg():
