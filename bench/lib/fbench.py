@@ -488,6 +488,10 @@ class Ctx:
         self.outdir = outdir
         self.pk_btree = pk_btree
         self.phases = []
+        # what results.json records of this (variant, workload)
+        self.run = {"status": "ok", "phases": self.phases,
+                    "pk": "btree PRIMARY KEY" if pk_btree else "UNIQUE fractam index",
+                    "secondary_am": self.v["sec"], "table_am": self.v["tam"]}
         self.hists = {}  # latency histogram of each stream of the last pgbench phase
         self.env = dict(os.environ)
         self.env.pop("PGOPTIONS", None)
@@ -1273,9 +1277,7 @@ def main(argv):
                 pkb = pk_is_btree(o, vname, wl)
                 srv.psql("postgres", "CREATE DATABASE %s" % wl)
                 ctx = Ctx(o, srv, cg, dev, vname, wl, wdir, pkb)
-                run = {"status": "ok", "phases": ctx.phases, "pk": "btree PRIMARY KEY" if pkb else
-                       "UNIQUE fractam index", "secondary_am": VARIANTS[vname]["sec"],
-                       "table_am": VARIANTS[vname]["tam"]}
+                run = ctx.run
                 res["runs"][vname][wl] = run
                 try:
                     if VARIANTS[vname]["sec"] == "fractam" or VARIANTS[vname]["tam"] == "fractam":
@@ -1365,9 +1367,6 @@ def interleaved_phases(o, res, outdir, workdir, port, dev, preload, ctxs):
         pkb = pk_is_btree(o, vname, "iibench")
         srv.psql("postgres", "CREATE DATABASE iibench")
         ctx = ctxs[vname] = Ctx(o, srv, cg, dev, vname, "iibench", wdir, pkb)
-        ctx.run = {"status": "ok", "phases": ctx.phases, "pk": "btree PRIMARY KEY" if pkb else
-                   "UNIQUE fractam index", "secondary_am": VARIANTS[vname]["sec"],
-                   "table_am": VARIANTS[vname]["tam"]}
         res["runs"][vname] = {"iibench": ctx.run}
         if VARIANTS[vname]["sec"] == "fractam" or VARIANTS[vname]["tam"] == "fractam":
             srv.psql("iibench", "CREATE EXTENSION fractam")
@@ -1413,11 +1412,11 @@ def interleaved_phases(o, res, outdir, workdir, port, dev, preload, ctxs):
         ctx = ctxs[vname]
         pause_server(ctx.srv, ctx.cg, False)
         comb = interleave.combine(parts[vname], "l.i1", label)
-        comb["sizes"] = ctx.sizes()
+        comb["sizes"] = ctx.sizes()  # reads every fractam index once (its shape)
         ctx.phases.append(comb)
         log("%-15s %-10s %-7s %s" % (vname, "iibench", "l.i1", label))
         ctx.print_phase(comb)
-        ctx.run["final_sizes"] = ctx.sizes()
+        ctx.run["final_sizes"] = comb["sizes"]
         ctx.run["fractam_stats"] = fractam_stats(ctx)
         run_cleanup_partial(ctx.srv, ctx.cg, ctx.srv.datadir, o, os.path.dirname(ctx.outdir))
     return 0

@@ -473,16 +473,27 @@ def noise_pct(ph):
     return io["cpu_other_pct"] + (io.get("cpu_steal_pct") or 0)
 
 
-def interleave_section(res):
-    """Per-round rates of an --interleave run: both variants' slices of a round ran back to back."""
-    il = res.get("interleave")
+def interleave_pair(res):
+    """(other variant, heap-btree's l.i1, the other's l.i1, [per-round rate ratio other / heap-btree])
+    of an --interleave run, or None."""
     ran = [v for v in res["variants"] if v in res["runs"]]
-    if not il or BASE not in ran or len(ran) != 2:
-        return []
+    if not res.get("interleave") or BASE not in ran or len(ran) != 2:
+        return None
     other = [v for v in ran if v != BASE][0]
     b, x = _phase(res, BASE, "iibench", "l.i1"), _phase(res, other, "iibench", "l.i1")
     if not (b and x):
+        return None
+    ratios = [ratio(sx["rows_per_s"], sb["rows_per_s"]) for sb, sx in zip(b.get("slices", []), x.get("slices", []))]
+    return other, b, x, ratios
+
+
+def interleave_section(res):
+    """Per-round rates of an --interleave run: both variants' slices of a round ran back to back."""
+    pair = interleave_pair(res)
+    if not pair:
         return []
+    il = res["interleave"]
+    other, b, x, ratios = pair
     out = ["## Interleaved insert phase (l.i1)", "",
            "Both servers were prepared (load, index, CHECKPOINT), then l.i1 ran as %d rounds of one %d-s slice "
            "per variant, back to back (order alternating AB, BA, ...), the idle server paused with SIGSTOP; "
@@ -493,42 +504,26 @@ def interleave_section(res):
            "| round | order | %s rows/s | %s rows/s | ratio | %s steal %% | %s steal %% | sync s (%s / %s) |" % (
                BASE, other, BASE, other, BASE, other),
            "|---|---|---|---|---|---|---|---|"]
-    ratios = []
-    for i, (sb, sx) in enumerate(zip(b.get("slices", []), x.get("slices", []))):
-        r = ratio(sx["rows_per_s"], sb["rows_per_s"])
-        if r is not None:
-            ratios.append(r)
+    for i, (sb, sx, r) in enumerate(zip(b.get("slices", []), x.get("slices", []), ratios)):
         order = il["order"][i] if i < len(il.get("order", [])) else []
         out.append("| %d | %s | %s | %s | %s | %s | %s | %s / %s |" % (
             i + 1, " → ".join("B" if v == BASE else "F" for v in order), num(sb["rows_per_s"]),
             num(sx["rows_per_s"]), fratio(r), num(sb.get("cpu_steal_pct")), num(sx.get("cpu_steal_pct")),
             num(sb.get("sync_s")), num(sx.get("sync_s"))))
-    if ratios:
+    if any(r is not None for r in ratios):
         out += ["", ratio_summary(other, ratios) + " (B = %s, F = %s.)" % (BASE, other)]
     out.append("")
     return out
 
 
 def ratio_summary(other, ratios):
+    ratios = [r for r in ratios if r is not None]
     srt = sorted(ratios)
     n = len(srt)
     med = srt[n // 2] if n % 2 else (srt[n // 2 - 1] + srt[n // 2]) / 2.0
     third = ratios[(2 * n) // 3:] or ratios
     return ("Per-round ratio %s / %s: median %s, min %s, max %s; mean over the last third of the rounds %s."
             % (other, BASE, fratio(med), fratio(srt[0]), fratio(srt[-1]), fratio(sum(third) / len(third))))
-
-
-def interleave_ratios(res):
-    """(other variant, [per-round rate ratio other / heap-btree]) of an --interleave run, or None."""
-    ran = [v for v in res["variants"] if v in res["runs"]]
-    if not res.get("interleave") or BASE not in ran or len(ran) != 2:
-        return None
-    other = [v for v in ran if v != BASE][0]
-    b, x = _phase(res, BASE, "iibench", "l.i1"), _phase(res, other, "iibench", "l.i1")
-    if not (b and x):
-        return None
-    return other, [r for r in (ratio(sx["rows_per_s"], sb["rows_per_s"])
-                               for sb, sx in zip(b.get("slices", []), x.get("slices", []))) if r is not None]
 
 
 def verdict(x, op, lim):
@@ -906,9 +901,10 @@ def console_summary(res):
         lines.append("NOTE: other processes and hypervisor steal took up to %.0f%% of the host CPUs during the "
                      "run: rates are noisy "
                      "(see 'server CPU us / row' in the report)" % max(busy))
-    ir = interleave_ratios(res)
-    if ir and ir[1]:
-        lines.append("interleaved l.i1 (%d-s slices): %s" % (res["interleave"]["slice_s"], ratio_summary(*ir)))
+    pair = interleave_pair(res)
+    if pair and any(r is not None for r in pair[3]):
+        lines.append("interleaved l.i1 (%d-s slices): %s" % (res["interleave"]["slice_s"],
+                                                             ratio_summary(pair[0], pair[3])))
     mem = "no memory limit" if res["settings"].get("no_cgroup") else "memory limit %s" % fbytes(res["settings"].get("mem_limit"))
     return "\n".join(["fractam benchmark (%s, %s, shared_buffers %s)" % (
         res.get("mode"), mem, fbytes(res["settings"].get("shared_buffers")))] + table + [""] + lines)

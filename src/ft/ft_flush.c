@@ -30,37 +30,25 @@
 	(BLCKSZ - SizeOfPageHeaderData - MAXALIGN(sizeof(FtPageOpaqueData)))
 
 /*
- * The child whose slice of messages takes the most bytes.  One child's
- * slice ends where the next one's begins, so each pivot is searched for
- * once (this runs several times per move or flush: not once per slice end).
+ * The child whose slice of messages takes the most bytes.  This runs several
+ * times per move or flush, so it walks the slice boundaries once
+ * (ft_slice_start) instead of searching both ends of every slice.
  */
 int
 ft_heaviest_child(FtTree *tree, Page page)
 {
 	FtPageOpaque opaque = FtPageGetOpaque(page);
-	OffsetNumber pfirst = FtFirstDataOffset(opaque);
-	OffsetNumber first = FtFirstMsgOffset(opaque);
+	OffsetNumber first = ft_slice_start(tree, page, 0);
 	int			best = 0;
 	Size		bestbytes = 0;
 	int			i;
 
-	Assert(FtPageIsBuffer(opaque));
 	for (i = 0; i < opaque->ft_nchildren; i++)
 	{
-		OffsetNumber end;
+		OffsetNumber end = ft_slice_start(tree, page, i + 1);
 		OffsetNumber off;
 		Size		bytes = 0;
 
-		if (i == opaque->ft_nchildren - 1)
-			end = PageGetMaxOffsetNumber(page) + 1;
-		else
-		{
-			char	   *pkey;
-			Size		pkeylen;
-
-			ft_pivot(page, pfirst + i + 1, &pkey, &pkeylen);
-			end = ft_msg_bound(tree, page, pkey, pkeylen, false);
-		}
 		Assert(end >= first);
 		for (off = first; off < end; off++)
 			bytes += ItemIdGetLength(PageGetItemId(page, off));

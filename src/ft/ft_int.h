@@ -58,6 +58,7 @@ extern int	ft_child_index(FtTree *tree, Page page, const char *key, Size len,
 						   bool strict);
 extern OffsetNumber ft_msg_bound(FtTree *tree, Page page, const char *key,
 								 Size len, bool upper);
+extern OffsetNumber ft_slice_start(FtTree *tree, Page page, int childidx);
 extern void ft_slice_range(FtTree *tree, Page page, int childidx,
 						   OffsetNumber *first, OffsetNumber *end);
 extern bool ft_must_move_right(FtTree *tree, Page page, const char *key,

@@ -511,32 +511,37 @@ ft_msg_bound(FtTree *tree, Page page, const char *key, Size len, bool upper)
 }
 
 /*
+ * The offset where the messages of child childidx begin in a buffer node;
+ * childidx == ft_nchildren gives the end of the last child's messages.  A
+ * child's slice ends where the next one's begins, so loops over all
+ * children need one search per child, not two.
+ */
+OffsetNumber
+ft_slice_start(FtTree *tree, Page page, int childidx)
+{
+	FtPageOpaque opaque = FtPageGetOpaque(page);
+	char	   *pkey;
+	Size		pkeylen;
+
+	Assert(FtPageIsBuffer(opaque));
+	Assert(childidx >= 0 && childidx <= opaque->ft_nchildren);
+	if (childidx == 0)
+		return FtFirstMsgOffset(opaque);
+	if (childidx == opaque->ft_nchildren)
+		return PageGetMaxOffsetNumber(page) + 1;
+	ft_pivot(page, FtFirstDataOffset(opaque) + childidx, &pkey, &pkeylen);
+	return ft_msg_bound(tree, page, pkey, pkeylen, false);
+}
+
+/*
  * The messages of child childidx occupy offsets [*first, *end).
  */
 void
 ft_slice_range(FtTree *tree, Page page, int childidx,
 			   OffsetNumber *first, OffsetNumber *end)
 {
-	FtPageOpaque opaque = FtPageGetOpaque(page);
-	OffsetNumber pfirst = FtFirstDataOffset(opaque);
-	char	   *pkey;
-	Size		pkeylen;
-
-	Assert(FtPageIsBuffer(opaque));
-	if (childidx == 0)
-		*first = FtFirstMsgOffset(opaque);
-	else
-	{
-		ft_pivot(page, pfirst + childidx, &pkey, &pkeylen);
-		*first = ft_msg_bound(tree, page, pkey, pkeylen, false);
-	}
-	if (childidx == opaque->ft_nchildren - 1)
-		*end = PageGetMaxOffsetNumber(page) + 1;
-	else
-	{
-		ft_pivot(page, pfirst + childidx + 1, &pkey, &pkeylen);
-		*end = ft_msg_bound(tree, page, pkey, pkeylen, false);
-	}
+	*first = ft_slice_start(tree, page, childidx);
+	*end = ft_slice_start(tree, page, childidx + 1);
 }
 
 /*
