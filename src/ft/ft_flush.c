@@ -25,41 +25,113 @@
 /* Most leaves one flush can produce (leaf + slice + one item fit in 3) */
 #define FT_MAX_FLUSH_LEAVES 8
 
+/* Most leaves read ahead for one move (see ft_prefetch_move_leaves) */
+#define FT_MAX_PREFETCH_LEAVES 4
+
 /* usable bytes for items on a leaf page */
 #define FT_LEAF_CAPACITY \
 	(BLCKSZ - SizeOfPageHeaderData - MAXALIGN(sizeof(FtPageOpaqueData)))
 
 /*
- * The child whose slice of messages takes the most bytes.  This runs several
- * times per move or flush, so it walks the slice boundaries once
- * (ft_slice_start) instead of searching both ends of every slice.
+ * The bytes of each child's slice of messages (bytes[ft_nchildren]).  It
+ * walks the slice boundaries once (ft_slice_start: a slice ends where the
+ * next begins) instead of searching both ends of every slice: this runs
+ * several times per move or flush.
  */
-int
-ft_heaviest_child(FtTree *tree, Page page)
+static void
+slice_weights(FtTree *tree, Page page, Size *bytes)
 {
 	FtPageOpaque opaque = FtPageGetOpaque(page);
 	OffsetNumber first = ft_slice_start(tree, page, 0);
-	int			best = 0;
-	Size		bestbytes = 0;
 	int			i;
 
 	for (i = 0; i < opaque->ft_nchildren; i++)
 	{
 		OffsetNumber end = ft_slice_start(tree, page, i + 1);
 		OffsetNumber off;
-		Size		bytes = 0;
 
 		Assert(end >= first);
+		bytes[i] = 0;
 		for (off = first; off < end; off++)
-			bytes += ItemIdGetLength(PageGetItemId(page, off));
-		if (bytes > bestbytes)
-		{
-			best = i;
-			bestbytes = bytes;
-		}
+			bytes[i] += ItemIdGetLength(PageGetItemId(page, off));
 		first = end;
 	}
+}
+
+/* The child whose slice of messages takes the most bytes */
+int
+ft_heaviest_child(FtTree *tree, Page page)
+{
+	Size		bytes[MaxOffsetNumber];
+	int			best = 0;
+	int			i;
+
+	slice_weights(tree, page, bytes);
+	for (i = 1; i < FtPageGetOpaque(page)->ft_nchildren; i++)
+		if (bytes[i] > bytes[best])
+			best = i;
 	return best;
+}
+
+/*
+ * Level-2 node upage (locked) is nearly full: its next move goes to its
+ * heaviest child X, and if X lacks room for that slice, X first flushes
+ * its heaviest leaves (ft_flush_to_node).  Start reading those leaves now,
+ * so that the move, some inserts later, finds them in memory instead of
+ * waiting for each in turn.  X itself was prefetched a message or two ago
+ * (FT_PREFETCH_MOVE_MSGS), so reading it here rarely waits; it is
+ * share-locked below upage, the usual order.
+ */
+void
+ft_prefetch_move_leaves(FtTree *tree, Page upage)
+{
+	Size		bytes[MaxOffsetNumber];
+	int			xidx = ft_heaviest_child(tree, upage);
+	Size		need = 0;
+	OffsetNumber first;
+	OffsetNumber end;
+	OffsetNumber off;
+	Buffer		xbuf;
+	Page		xpage;
+	FtPageOpaque xop;
+	Size		avail;
+	int			nprefetched;
+
+	Assert(FtPageGetOpaque(upage)->ft_level == 2);
+	ft_slice_range(tree, upage, xidx, &first, &end);
+	for (off = first; off < end; off++)
+		need += ft_item_space(ItemIdGetLength(PageGetItemId(upage, off)));
+
+	xbuf = ft_getbuf(tree, ft_child_block(upage, xidx), BUFFER_LOCK_SHARE);
+	xpage = BufferGetPage(xbuf);
+	xop = FtPageGetOpaque(xpage);
+	if (xop->ft_level != 1 || !FtPageIsBuffer(xop))
+	{
+		/* ft_flush_to_node reports this; here, just do nothing */
+		UnlockReleaseBuffer(xbuf);
+		return;
+	}
+	avail = PageGetExactFreeSpace(xpage);
+	slice_weights(tree, xpage, bytes);
+
+	/* the leaves the flushes will pick, heaviest first, until X has room */
+	for (nprefetched = 0; avail < need && nprefetched < FT_MAX_PREFETCH_LEAVES;
+		 nprefetched++)
+	{
+		int			heavy = 0;
+		int			i;
+
+		for (i = 1; i < xop->ft_nchildren; i++)
+			if (bytes[i] > bytes[heavy])
+				heavy = i;
+		if (bytes[heavy] == 0)
+			break;
+		(void) PrefetchBuffer(tree->rel, MAIN_FORKNUM,
+							  ft_child_block(xpage, heavy));
+		avail += bytes[heavy];
+		bytes[heavy] = 0;
+	}
+	UnlockReleaseBuffer(xbuf);
 }
 
 /*
@@ -556,10 +628,6 @@ ft_flush_to_node(FtTree *tree, Buffer ubuf, int xidx, char **splitkey,
 	if (moved == 0 && end > first)
 		goto need_split;		/* not even one fits next to its pivots */
 
-	/* the next flush out of the lower node will go here: start reading it */
-	if (PageGetExactFreeSpace(xpage) < FT_PREFETCH_FREE)
-		(void) PrefetchBuffer(tree->rel, MAIN_FORKNUM,
-							  ft_child_block(xpage, ft_heaviest_child(tree, xpage)));
 	UnlockReleaseBuffer(xbuf);
 	return FT_FLUSH_DONE;
 

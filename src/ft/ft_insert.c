@@ -162,13 +162,39 @@ buffer_insert(FtTree *tree, Buffer bbuf, const char *item, Size len,
 	END_CRIT_SECTION();
 
 	/*
-	 * When the node passes three quarters full, start reading the leaf the
-	 * next flush will most likely go to, so that its I/O overlaps with the
-	 * inserts that fill the rest of the node.
+	 * Start reading what the next flush or move out of this node will need,
+	 * so that its I/O overlaps with the inserts that fill the rest of the
+	 * node.  A level-1 node (the root of a two-level tree, which receives
+	 * every insert) does so when it passes three quarters full: its flush
+	 * needs the heaviest child's leaf.  A level-2 node receives a small
+	 * share of the inserts, in a large index a few per second, so anything
+	 * read that early would be evicted again before its move needs it: it
+	 * waits until it has room for only a few more messages, then prefetches
+	 * its heaviest child X, and one message later reads X and prefetches the
+	 * leaves X will flush to make room (ft_prefetch_move_leaves).
 	 */
-	if (freebefore >= FT_PREFETCH_FREE && PageGetExactFreeSpace(page) < FT_PREFETCH_FREE)
-		(void) PrefetchBuffer(tree->rel, MAIN_FORKNUM,
-							  ft_child_block(page, ft_heaviest_child(tree, page)));
+	if (opaque->ft_level == 1)
+	{
+		if (freebefore >= FT_PREFETCH_FREE &&
+			PageGetExactFreeSpace(page) < FT_PREFETCH_FREE)
+			(void) PrefetchBuffer(tree->rel, MAIN_FORKNUM,
+								  ft_child_block(page, ft_heaviest_child(tree, page)));
+	}
+	else
+	{
+		Size		space = ft_item_space(msglen);
+		Size		reserve = FT_PIVOT_ROOM(tree);
+		Size		availbefore = freebefore - reserve;
+		Size		availafter = PageGetExactFreeSpace(page) - reserve;
+
+		if (availbefore >= FT_PREFETCH_MOVE_MSGS * space &&
+			availafter < FT_PREFETCH_MOVE_MSGS * space)
+			(void) PrefetchBuffer(tree->rel, MAIN_FORKNUM,
+								  ft_child_block(page, ft_heaviest_child(tree, page)));
+		else if (availbefore >= FT_PREFETCH_LEAVES_MSGS * space &&
+				 availafter < FT_PREFETCH_LEAVES_MSGS * space)
+			ft_prefetch_move_leaves(tree, page);
+	}
 	return true;
 }
 
@@ -445,9 +471,6 @@ insert_two_level(FtTree *tree, const char *item, Size len, FtDescent *d,
 
 		res = ft_flush_to_node(tree, tbuf, ft_heaviest_child(tree, tpage),
 							   &splitkey, &splitkeylen);
-		if (res == FT_FLUSH_DONE)
-			(void) PrefetchBuffer(tree->rel, MAIN_FORKNUM,
-								  ft_child_block(tpage, ft_heaviest_child(tree, tpage)));
 		UnlockReleaseBuffer(tbuf);
 		if (res == FT_FLUSH_NEED_SPLIT)
 		{

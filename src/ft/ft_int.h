@@ -115,9 +115,18 @@ extern FtFlushResult ft_flush_child(FtTree *tree, Buffer bbuf, int childidx,
 extern int	ft_heaviest_child(FtTree *tree, Page page);
 extern FtFlushResult ft_flush_to_node(FtTree *tree, Buffer ubuf, int xidx,
 									  char **splitkey, Size *splitkeylen);
+extern void ft_prefetch_move_leaves(FtTree *tree, Page upage);
 
-/* free space below which a buffer node prefetches its next flush target */
+/*
+ * Read-ahead for flushes and moves (see buffer_insert): a level-1 node
+ * prefetches its next flush target when its free space drops below
+ * FT_PREFETCH_FREE; a level-2 node prefetches its next move target when it
+ * has room for fewer than FT_PREFETCH_MOVE_MSGS more messages, and the
+ * leaves that move will flush when fewer than FT_PREFETCH_LEAVES_MSGS.
+ */
 #define FT_PREFETCH_FREE	(BLCKSZ / 4)
+#define FT_PREFETCH_MOVE_MSGS	4
+#define FT_PREFETCH_LEAVES_MSGS	2
 
 /* ft_split.c */
 extern void ft_make_room(FtTree *tree, const char *key, Size len,

@@ -231,6 +231,12 @@ ft_getbuf(FtTree *tree, BlockNumber blkno, int access)
 	buf = ReadBuffer(tree->rel, blkno);
 	if (access != BUFFER_LOCK_UNLOCK)
 	{
+#if defined(__GNUC__)
+		/* fetch the header and special space while we wait for the lock */
+		__builtin_prefetch(BufferGetPage(buf));
+		__builtin_prefetch((char *) BufferGetPage(buf) + BLCKSZ -
+						   MAXALIGN(sizeof(FtPageOpaqueData)));
+#endif
 		LockBuffer(buf, access);
 		ft_checkpage(tree->rel, buf);
 	}
@@ -406,6 +412,21 @@ ft_cmp(FtTree *tree, const char *a, Size alen, const char *b, Size blen)
 }
 
 /*
+ * A binary search probing mid of [lo, hi) next probes the middle of
+ * [lo, mid) or of [mid + 1, hi): start fetching both items (see
+ * ft_prefetch_item).
+ */
+static inline void
+prefetch_next_probes(Page page, OffsetNumber lo, OffsetNumber mid,
+					 OffsetNumber hi, Size skip)
+{
+	if (mid > lo)
+		ft_prefetch_item(page, lo + (mid - lo) / 2, skip);
+	if (mid + 1 < hi)
+		ft_prefetch_item(page, mid + 1 + (hi - mid - 1) / 2, skip);
+}
+
+/*
  * On a leaf: the first data offset whose item is >= key (maxoff+1 if
  * none).  *found tells whether that item compares equal.
  */
@@ -422,8 +443,12 @@ ft_leaf_lower_bound(FtTree *tree, Page page, const char *key, Size len,
 	{
 		OffsetNumber mid = lo + (hi - lo) / 2;
 		Size		ilen;
-		char	   *item = ft_page_item(page, mid, &ilen);
-		int			c = ft_cmp(tree, item, ilen, key, len);
+		char	   *item;
+		int			c;
+
+		prefetch_next_probes(page, lo, mid, hi, 0);
+		item = ft_page_item(page, mid, &ilen);
+		c = ft_cmp(tree, item, ilen, key, len);
 
 		if (c < 0)
 			lo = mid + 1;
@@ -472,6 +497,11 @@ ft_child_index(FtTree *tree, Page page, const char *key, Size len, bool strict)
 		Size		pkeylen;
 		int			c;
 
+		/* the next probe is in [lo, mid - 1] or in [mid, hi] */
+		if (mid - 1 > lo)
+			ft_prefetch_item(page, first + lo + (mid - lo) / 2, FT_PIVOT_HDRSZ);
+		if (hi > mid)
+			ft_prefetch_item(page, first + mid + (hi - mid + 1) / 2, FT_PIVOT_HDRSZ);
 		ft_pivot(page, first + mid, &pkey, &pkeylen);
 		c = ft_cmp(tree, pkey, pkeylen, key, len);
 		if (c < 0 || (c == 0 && !strict))
@@ -500,6 +530,7 @@ ft_msg_bound(FtTree *tree, Page page, const char *key, Size len, bool upper)
 		Size		mkeylen;
 		int			c;
 
+		prefetch_next_probes(page, lo, mid, hi, FT_MSG_HDRSZ);
 		ft_msg(page, mid, &mkey, &mkeylen);
 		c = ft_cmp(tree, mkey, mkeylen, key, len);
 		if (c < 0 || (c == 0 && upper))
