@@ -58,53 +58,64 @@ slice_weights(FtTree *tree, Page page, Size *bytes)
 	}
 }
 
-/* The child whose slice of messages takes the most bytes */
-int
-ft_heaviest_child(FtTree *tree, Page page)
+/* the index of the largest of bytes[0 .. n) (the first, on ties) */
+static int
+heaviest_of(const Size *bytes, int n)
 {
-	Size		bytes[MaxOffsetNumber];
 	int			best = 0;
 	int			i;
 
-	slice_weights(tree, page, bytes);
-	for (i = 1; i < FtPageGetOpaque(page)->ft_nchildren; i++)
+	for (i = 1; i < n; i++)
 		if (bytes[i] > bytes[best])
 			best = i;
 	return best;
 }
 
 /*
- * Level-2 node upage (locked) is nearly full: its next move goes to its
- * heaviest child X, and if X lacks room for that slice, X first flushes
- * its heaviest leaves (ft_flush_to_node).  Start reading those leaves now,
- * so that the move, some inserts later, finds them in memory instead of
- * waiting for each in turn.  X itself was prefetched a message or two ago
- * (FT_PREFETCH_MOVE_MSGS), so reading it here rarely waits; it is
- * share-locked below upage, the usual order.
+ * The child whose slice of messages takes the most bytes, and (if
+ * slicebytes is given) how many.
  */
-void
-ft_prefetch_move_leaves(FtTree *tree, Page upage)
+int
+ft_heaviest_slice(FtTree *tree, Page page, Size *slicebytes)
 {
 	Size		bytes[MaxOffsetNumber];
-	int			xidx = ft_heaviest_child(tree, upage);
-	Size		need = 0;
-	OffsetNumber first;
-	OffsetNumber end;
-	OffsetNumber off;
-	Buffer		xbuf;
-	Page		xpage;
-	FtPageOpaque xop;
+	int			best;
+
+	slice_weights(tree, page, bytes);
+	best = heaviest_of(bytes, FtPageGetOpaque(page)->ft_nchildren);
+	if (slicebytes)
+		*slicebytes = bytes[best];
+	return best;
+}
+
+int
+ft_heaviest_child(FtTree *tree, Page page)
+{
+	return ft_heaviest_slice(tree, page, NULL);
+}
+
+/*
+ * A level-2 node is nearly full: its next move goes to its heaviest child,
+ * level-1 node xblk, and if that node has less free space than the move
+ * brings (need: the messages' bytes, a little less than the space they
+ * take, which is close enough here), it first flushes its heaviest leaves
+ * (ft_flush_to_node).  Start reading those leaves now, so that the move,
+ * some inserts later, finds them in memory instead of waiting for each in
+ * turn.  The caller holds no lock (the level-2 node is not held while we
+ * wait for xblk); xblk was prefetched a message or two ago
+ * (FT_PREFETCH_MOVE_MSGS), so reading it rarely waits.  If the tree has
+ * changed meanwhile, we merely prefetch the wrong pages.
+ */
+void
+ft_prefetch_move_leaves(FtTree *tree, BlockNumber xblk, Size need)
+{
+	Size		bytes[MaxOffsetNumber];
+	Buffer		xbuf = ft_getbuf(tree, xblk, BUFFER_LOCK_SHARE);
+	Page		xpage = BufferGetPage(xbuf);
+	FtPageOpaque xop = FtPageGetOpaque(xpage);
 	Size		avail;
-	int			nprefetched;
+	int			n;
 
-	Assert(FtPageGetOpaque(upage)->ft_level == 2);
-	ft_slice_range(tree, upage, xidx, &first, &end);
-	for (off = first; off < end; off++)
-		need += ft_item_space(ItemIdGetLength(PageGetItemId(upage, off)));
-
-	xbuf = ft_getbuf(tree, ft_child_block(upage, xidx), BUFFER_LOCK_SHARE);
-	xpage = BufferGetPage(xbuf);
-	xop = FtPageGetOpaque(xpage);
 	if (xop->ft_level != 1 || !FtPageIsBuffer(xop))
 	{
 		/* ft_flush_to_node reports this; here, just do nothing */
@@ -114,16 +125,11 @@ ft_prefetch_move_leaves(FtTree *tree, Page upage)
 	avail = PageGetExactFreeSpace(xpage);
 	slice_weights(tree, xpage, bytes);
 
-	/* the leaves the flushes will pick, heaviest first, until X has room */
-	for (nprefetched = 0; avail < need && nprefetched < FT_MAX_PREFETCH_LEAVES;
-		 nprefetched++)
+	/* the leaves the flushes will pick, heaviest first, until there is room */
+	for (n = 0; avail < need && n < FT_MAX_PREFETCH_LEAVES; n++)
 	{
-		int			heavy = 0;
-		int			i;
+		int			heavy = heaviest_of(bytes, xop->ft_nchildren);
 
-		for (i = 1; i < xop->ft_nchildren; i++)
-			if (bytes[i] > bytes[heavy])
-				heavy = i;
 		if (bytes[heavy] == 0)
 			break;
 		(void) PrefetchBuffer(tree->rel, MAIN_FORKNUM,

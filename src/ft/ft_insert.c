@@ -120,11 +120,29 @@ try_fastpath(FtTree *tree, const char *item, Size len)
 }
 
 /*
- * Add an INSERT message to buffer node bbuf (held exclusively).
+ * Read-ahead a level-2 node asks for once it is unlocked: the leaves its
+ * next move will flush (ft_prefetch_move_leaves), or target Invalid.
+ */
+typedef struct MoveReadAhead
+{
+	BlockNumber target;			/* the level-1 node the move goes to */
+	Size		need;			/* bytes the move brings */
+} MoveReadAhead;
+
+static void
+move_read_ahead(FtTree *tree, const MoveReadAhead *ra)
+{
+	if (ra->target != InvalidBlockNumber)
+		ft_prefetch_move_leaves(tree, ra->target, ra->need);
+}
+
+/*
+ * Add an INSERT message to buffer node bbuf (held exclusively).  ra is set
+ * to the read-ahead the caller should start after unlocking bbuf.
  */
 static bool
 buffer_insert(FtTree *tree, Buffer bbuf, const char *item, Size len,
-			  OffsetNumber off)
+			  OffsetNumber off, MoveReadAhead *ra)
 {
 	Page		page = BufferGetPage(bbuf);
 	FtPageOpaque opaque = FtPageGetOpaque(page);
@@ -133,6 +151,8 @@ buffer_insert(FtTree *tree, Buffer bbuf, const char *item, Size len,
 	FtMsgHeader *hdr = (FtMsgHeader *) msgbuf.data;
 	uint64		msn;
 	Size		freebefore;
+
+	ra->target = InvalidBlockNumber;
 
 	/*
 	 * A level-2 node keeps room for one more pivot, for when a child splits
@@ -170,8 +190,9 @@ buffer_insert(FtTree *tree, Buffer bbuf, const char *item, Size len,
 	 * share of the inserts, in a large index a few per second, so anything
 	 * read that early would be evicted again before its move needs it: it
 	 * waits until it has room for only a few more messages, then prefetches
-	 * its heaviest child X, and one message later reads X and prefetches the
-	 * leaves X will flush to make room (ft_prefetch_move_leaves).
+	 * its heaviest child X, and one message later has the caller read X
+	 * (once this node is unlocked: nobody should wait for this node while we
+	 * wait for X) and prefetch the leaves X will flush to make room.
 	 */
 	if (opaque->ft_level == 1)
 	{
@@ -193,7 +214,8 @@ buffer_insert(FtTree *tree, Buffer bbuf, const char *item, Size len,
 								  ft_child_block(page, ft_heaviest_child(tree, page)));
 		else if (availbefore >= FT_PREFETCH_LEAVES_MSGS * space &&
 				 availafter < FT_PREFETCH_LEAVES_MSGS * space)
-			ft_prefetch_move_leaves(tree, page);
+			ra->target = ft_child_block(page,
+										ft_heaviest_slice(tree, page, &ra->need));
 	}
 	return true;
 }
@@ -365,6 +387,7 @@ insert_two_level(FtTree *tree, const char *item, Size len, FtDescent *d,
 	Buffer		tbuf = d->buf;
 	Page		tpage = BufferGetPage(tbuf);
 	InsertTarget t;
+	MoveReadAhead ra;
 
 	examine_target(tree, tpage, item, len, &t);
 	if (t.slice_empty || t.rightmost_child || !tree->buffering)
@@ -445,10 +468,11 @@ insert_two_level(FtTree *tree, const char *item, Size len, FtDescent *d,
 		return INSERT_RETRY_EXCLUSIVE;
 	}
 
-	if (buffer_insert(tree, tbuf, item, len, t.msgpos))
+	if (buffer_insert(tree, tbuf, item, len, t.msgpos, &ra))
 	{
 		UnlockReleaseBuffer(tbuf);
 		note_buffered(tree, true);
+		move_read_ahead(tree, &ra);
 		return INSERT_DONE;
 	}
 
@@ -496,6 +520,7 @@ ft_insert(FtTree *tree, const char *item, Size len)
 		FtDescent	d;
 		Page		bpage;
 		InsertTarget t;
+		MoveReadAhead ra;
 		bool		exclusive;
 
 		CHECK_FOR_INTERRUPTS();
@@ -584,8 +609,10 @@ ft_insert(FtTree *tree, const char *item, Size len)
 			continue;
 		}
 
-		if (buffer_insert(tree, d.buf, item, len, t.msgpos))
+		if (buffer_insert(tree, d.buf, item, len, t.msgpos, &ra))
 		{
+			/* only level-2 nodes ask for read-ahead after unlocking */
+			Assert(ra.target == InvalidBlockNumber);
 			UnlockReleaseBuffer(d.buf);
 			note_buffered(tree, true);
 			return;

@@ -113,9 +113,11 @@ extern FtFlushResult ft_flush_child(FtTree *tree, Buffer bbuf, int childidx,
 									Buffer lbuf, const char *extra,
 									Size extralen);
 extern int	ft_heaviest_child(FtTree *tree, Page page);
+extern int	ft_heaviest_slice(FtTree *tree, Page page, Size *slicebytes);
 extern FtFlushResult ft_flush_to_node(FtTree *tree, Buffer ubuf, int xidx,
 									  char **splitkey, Size *splitkeylen);
-extern void ft_prefetch_move_leaves(FtTree *tree, Page upage);
+extern void ft_prefetch_move_leaves(FtTree *tree, BlockNumber xblk,
+									Size need);
 
 /*
  * Read-ahead for flushes and moves (see buffer_insert): a level-1 node
