@@ -54,6 +54,16 @@ LANGUAGE C STRICT VOLATILE PARALLEL RESTRICTED;
 COMMENT ON FUNCTION fractam_routing_cache_stats() IS
   'counters of this session''s cache of fractam routing pages';
 
+CREATE FUNCTION fractam_unique_stats(
+  OUT in_descent bigint,
+  OUT searched bigint,
+  OUT waited bigint)
+RETURNS record
+AS 'MODULE_PATHNAME', 'fractam_unique_stats'
+LANGUAGE C STRICT VOLATILE PARALLEL RESTRICTED;
+COMMENT ON FUNCTION fractam_unique_stats() IS
+  'counters of this session''s inserts into unique fractam indexes';
+
 REVOKE ALL ON FUNCTION fractam_verify(regclass) FROM PUBLIC;
 
 -- Operator classes: fractam orders entries exactly like btree, so every

@@ -74,7 +74,7 @@ typedef struct FractamIndexState
 extern relopt_kind fractam_relopt_kind;
 extern bool fractam_direct_apply;
 extern LWLockPadded *fractam_unique_locks(void);
-#define FRACTAM_UNIQUE_LOCKS 128
+#define FRACTAM_UNIQUE_LOCKS 4096
 
 /* index_compare.c */
 extern FractamIndexState *fractam_index_state(Relation index);
@@ -83,6 +83,8 @@ extern int	fractam_compare_items(void *arg, const char *a, Size alen,
 								  const char *b, Size blen);
 extern int	fractam_compare_keys(FractamIndexState *state, IndexTuple a,
 								 IndexTuple b);
+extern int	fractam_compare_item_keys(void *arg, const char *a, Size alen,
+									  const char *b, Size blen);
 extern char *fractam_key_description(Relation index, IndexTuple itup);
 extern void fractam_set_probe(FractamIndexState *state, IndexTuple itup);
 
@@ -96,6 +98,15 @@ extern IndexBuildResult *fractam_build(Relation heap, Relation index,
 extern void fractam_buildempty(Relation index);
 
 /* index_insert.c */
+typedef struct FractamUniqueStats
+{
+	int64		in_descent;		/* unique inserts decided by the insert's
+								 * own descent */
+	int64		searched;		/* unique checks that searched the tree */
+	int64		waited;			/* waits for a conflicting transaction */
+} FractamUniqueStats;
+
+extern void fractam_get_unique_stats(FractamUniqueStats *stats);
 extern bool fractam_insert(Relation index, Datum *values, bool *isnull,
 						   ItemPointer ht_ctid, Relation heapRel,
 						   IndexUniqueCheck checkUnique,

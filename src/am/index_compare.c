@@ -167,9 +167,9 @@ compare_tids(IndexTuple a, IndexTuple b)
 		(int) ItemPointerGetOffsetNumberNoCheck(&b->t_tid);
 }
 
-/* the probe (deformed) against another entry */
+/* the probe's (deformed) key columns against another entry's */
 static int
-compare_probe(FractamIndexState *state, IndexTuple other)
+compare_probe_keys(FractamIndexState *state, IndexTuple other)
 {
 	int			i;
 
@@ -184,7 +184,7 @@ compare_probe(FractamIndexState *state, IndexTuple other)
 		if (c != 0)
 			return c;
 	}
-	return compare_tids(state->probe, other);
+	return 0;
 }
 
 void
@@ -200,27 +200,39 @@ fractam_set_probe(FractamIndexState *state, IndexTuple itup)
 											   &state->probe_isnull[i]);
 }
 
+/*
+ * Key columns only (the comparator unique inserts pass to the tree, see
+ * ft_insert_unique).  The entry being inserted (the probe) is recognized by
+ * its address and compared through its deformed values.
+ */
+int
+fractam_compare_item_keys(void *arg, const char *a, Size alen,
+						  const char *b, Size blen)
+{
+	FractamIndexState *state = (FractamIndexState *) arg;
+	IndexTuple	ta = (IndexTuple) a;
+	IndexTuple	tb = (IndexTuple) b;
+
+	if (state->probe)
+	{
+		if (ta == state->probe)
+			return compare_probe_keys(state, tb);
+		if (tb == state->probe)
+			return -compare_probe_keys(state, ta);
+	}
+	return fractam_compare_keys(state, ta, tb);
+}
+
 /* The tree's comparator: key columns, then heap TID */
 int
 fractam_compare_items(void *arg, const char *a, Size alen,
 					  const char *b, Size blen)
 {
-	FractamIndexState *state = (FractamIndexState *) arg;
-	IndexTuple	ta = (IndexTuple) a;
-	IndexTuple	tb = (IndexTuple) b;
-	int			c;
+	int			c = fractam_compare_item_keys(arg, a, alen, b, blen);
 
-	if (state->probe)
-	{
-		if (ta == state->probe)
-			return compare_probe(state, tb);
-		if (tb == state->probe)
-			return -compare_probe(state, ta);
-	}
-	c = fractam_compare_keys(state, ta, tb);
 	if (c != 0)
 		return c;
-	return compare_tids(ta, tb);
+	return compare_tids((IndexTuple) a, (IndexTuple) b);
 }
 
 /* "(col, ...)=(val, ...)" for error messages, or NULL if not permitted */

@@ -7,11 +7,22 @@
  * buffered message or directly into a cached leaf) without reading it.
  *
  * A unique check must see entries wherever they are, in leaves and in
- * buffered messages: it scans the tree for the key, which merges both.
- * Concurrent inserters of the same key are serialized by one of
- * FRACTAM_UNIQUE_LOCKS striped LWLocks chosen by hash(index, key), held
- * across the check and the insertion of our entry and released before any
- * wait, as nbtree does with its leaf lock.
+ * buffered messages.  Concurrent inserters of the same key are serialized
+ * by one of FRACTAM_UNIQUE_LOCKS striped LWLocks chosen by hash(index, key),
+ * held across the check and the insertion of our entry and released before
+ * any wait, as nbtree does with its leaf lock.  Holding it, nobody else can
+ * add an entry with our key, so whatever the check saw stays true until our
+ * entry is in.  The stripes are many (a collision of two different keys
+ * costs one inserter a short wait) and held only for one index insert.
+ *
+ * First ft_insert_unique tries to check and insert in one descent: when
+ * nothing is buffered above the key's leaf, the leaf alone holds every entry
+ * with the key, next to where ours goes, so the tree inserts ours right away
+ * if its neighbours have other keys (nearly always, for new keys).  Only if
+ * that cannot decide (an entry with the key exists, or entries for the leaf
+ * are still buffered) does check_unique search the tree for the key, which
+ * merges leaves and buffered messages, and look up each entry found in the
+ * table; then the entry is inserted by a plain ft_insert.
  *
  *-------------------------------------------------------------------------
  */
@@ -27,6 +38,15 @@
 #include "storage/lwlock.h"
 #include "utils/rel.h"
 #include "utils/snapmgr.h"
+
+/* this backend's unique-insert counters (fractam_unique_stats()) */
+static FractamUniqueStats unique_stats;
+
+void
+fractam_get_unique_stats(FractamUniqueStats *stats)
+{
+	*stats = unique_stats;
+}
 
 static LWLock *
 unique_lock_for(Relation index, FractamIndexState *state, IndexTuple itup)
@@ -162,20 +182,31 @@ report_unique_violation(Relation index, Relation heap, IndexTuple itup)
 			 errtableconstraint(heap, RelationGetRelationName(index))));
 }
 
-/* ft_insert with the entry deformed once for all its comparisons */
-static void
-insert_entry(FtTree *tree, FractamIndexState *state, IndexTuple itup)
+/*
+ * ft_insert (or, with unique, ft_insert_unique) with the entry deformed
+ * once for all its comparisons.
+ */
+static bool
+insert_entry(FtTree *tree, FractamIndexState *state, IndexTuple itup,
+			 bool unique)
 {
+	bool		inserted = true;
+
 	fractam_set_probe(state, itup);
 	PG_TRY();
 	{
-		ft_insert(tree, (char *) itup, IndexTupleSize(itup));
+		if (unique)
+			inserted = ft_insert_unique(tree, (char *) itup, IndexTupleSize(itup),
+										fractam_compare_item_keys);
+		else
+			ft_insert(tree, (char *) itup, IndexTupleSize(itup));
 	}
 	PG_FINALLY();
 	{
 		fractam_set_probe(state, NULL);
 	}
 	PG_END_TRY();
+	return inserted;
 }
 
 bool
@@ -205,7 +236,7 @@ fractam_insert(Relation index, Datum *values, bool *isnull,
 		(anynull && !indexInfo->ii_NullsNotDistinct))
 	{
 		if (checkUnique != UNIQUE_CHECK_EXISTING)
-			insert_entry(&tree, state, itup);
+			insert_entry(&tree, state, itup, false);
 		pfree(itup);
 		return true;
 	}
@@ -219,12 +250,28 @@ fractam_insert(Relation index, Datum *values, bool *isnull,
 		UniqueResult ur;
 
 		LWLockAcquire(lock, LW_EXCLUSIVE);
+
+		/*
+		 * Usually the tree can tell on its way to the leaf that no entry
+		 * with this key exists, and inserts ours at once: one descent, no
+		 * separate search.
+		 */
+		if (checkUnique != UNIQUE_CHECK_EXISTING &&
+			insert_entry(&tree, state, itup, true))
+		{
+			LWLockRelease(lock);
+			unique_stats.in_descent++;
+			break;
+		}
+
+		unique_stats.searched++;
 		ur = check_unique(index, heapRel, itup, checkUnique, &xwait,
 						  &spectoken, &conflict);
 		if (ur == UNIQUE_WAIT && checkUnique != UNIQUE_CHECK_PARTIAL)
 		{
 			/* never wait while holding the lock */
 			LWLockRelease(lock);
+			unique_stats.waited++;
 			if (spectoken)
 				SpeculativeInsertionWait(xwait, spectoken);
 			else
@@ -239,7 +286,7 @@ fractam_insert(Relation index, Datum *values, bool *isnull,
 		if (ur != UNIQUE_OK)
 			result = false;		/* PARTIAL: maybe not unique, recheck later */
 		if (checkUnique != UNIQUE_CHECK_EXISTING)
-			insert_entry(&tree, state, itup);
+			insert_entry(&tree, state, itup, false);
 		LWLockRelease(lock);
 		break;
 	}

@@ -1,8 +1,8 @@
 /*-------------------------------------------------------------------------
  *
  * sql_functions.c
- *	  fractam_verify(regclass), fractam_stats(regclass) and
- *	  fractam_routing_cache_stats().
+ *	  fractam_verify(regclass), fractam_stats(regclass),
+ *	  fractam_routing_cache_stats() and fractam_unique_stats().
  *
  *-------------------------------------------------------------------------
  */
@@ -23,6 +23,7 @@
 PG_FUNCTION_INFO_V1(fractam_verify);
 PG_FUNCTION_INFO_V1(fractam_stats);
 PG_FUNCTION_INFO_V1(fractam_routing_cache_stats);
+PG_FUNCTION_INFO_V1(fractam_unique_stats);
 
 static Relation
 open_fractam_index(Oid indexoid, LOCKMODE lockmode)
@@ -143,5 +144,20 @@ fractam_routing_cache_stats(PG_FUNCTION_ARGS)
 	values[1] = Int64GetDatum(st.hits);
 	values[2] = Int64GetDatum(st.stores);
 	values[3] = Int64GetDatum(st.stale);
+	PG_RETURN_DATUM(make_result_row(fcinfo, values, nulls));
+}
+
+/* Counters of this backend's inserts into unique fractam indexes */
+Datum
+fractam_unique_stats(PG_FUNCTION_ARGS)
+{
+	FractamUniqueStats st;
+	Datum		values[3];
+	bool		nulls[3] = {0};
+
+	fractam_get_unique_stats(&st);
+	values[0] = Int64GetDatum(st.in_descent);
+	values[1] = Int64GetDatum(st.searched);
+	values[2] = Int64GetDatum(st.waited);
 	PG_RETURN_DATUM(make_result_row(fcinfo, values, nulls));
 }

@@ -126,6 +126,8 @@ extern void ft_routecache_stats(FtRouteCacheStats *stats);
 
 /* ft_insert.c */
 extern void ft_insert(FtTree *tree, const char *item, Size len);
+extern bool ft_insert_unique(FtTree *tree, const char *item, Size len,
+							 FtCompareFn keycmp);
 
 /* ft_scan.c */
 typedef struct FtScanData *FtScan;

@@ -350,14 +350,19 @@ ft_flush_child(FtTree *tree, Buffer bbuf, int childidx, Buffer lbuf,
 
 	/*
 	 * The node must have room for the new pivots, and should not exceed its
-	 * fanout; but a node with a single child cannot be split, so it takes
-	 * the pivots anyway (the next ft_make_room on its path splits it).
+	 * fanout (larger while it buffers nothing once this slice is gone, see
+	 * ft_node_child_limit); but a node with a single child cannot be split,
+	 * so it takes the pivots anyway (the next ft_make_room on its path
+	 * splits it).
 	 */
 	if (npages > 1 &&
 		(PageGetExactFreeSpace(bpage) + freed < needed ||
 		 (FtPageGetOpaque(bpage)->ft_nchildren >= 2 &&
 		  FtPageGetOpaque(bpage)->ft_nchildren + npages - 1 >
-		  ft_node_fanout(tree, FtPageGetOpaque(bpage)->ft_level))))
+		  ft_node_child_limit(tree, FtPageGetOpaque(bpage)->ft_level,
+							  PageGetMaxOffsetNumber(bpage) + 1 -
+							  FtFirstMsgOffset(FtPageGetOpaque(bpage)) >
+							  end - first))))
 	{
 		UnlockReleaseBuffer(lbuf);
 		pfree(items);
@@ -616,6 +621,15 @@ ft_flush_to_node(FtTree *tree, Buffer ubuf, int xidx, char **splitkey,
 	ft_slice_range(tree, upage, xidx, &first, &end);
 	for (off = first; off < end; off++)
 		need += ft_item_space(ItemIdGetLength(PageGetItemId(upage, off)));
+
+	/*
+	 * A node that grew past its fanout while it buffered nothing (see
+	 * ft_node_child_limit) splits back down before it takes messages, so
+	 * that its flushes carry as many messages per leaf as everywhere else.
+	 */
+	if (end > first && FtPageGetOpaque(xpage)->ft_nchildren >
+		ft_node_fanout(tree, FtPageGetOpaque(xpage)->ft_level))
+		goto need_split;
 
 	/* make room below: flush the lower node's heaviest children */
 	while (PageGetExactFreeSpace(xpage) < need &&

@@ -41,20 +41,87 @@ ft_check_item_size(FtTree *tree, Size len)
 typedef enum LeafInsertResult
 {
 	LEAF_INSERTED,
-	LEAF_FULL					/* no room, or an equal key to replace */
+	LEAF_FULL,					/* no room, or an equal key to replace */
+	LEAF_KEY_MAY_EXIST			/* unique insert: an item with the same key
+								 * is (or may be) stored; nothing done */
 } LeafInsertResult;
 
 /*
- * Add item to a leaf we hold exclusively, if it fits.
+ * A unique insert (ft_insert_unique) puts its item into a leaf only when
+ * it can tell, from the leaf it holds exclusively, that no item with the
+ * same key exists anywhere.  It can when nothing is buffered above the
+ * leaf for the leaf's range (the direct-apply condition) and the leaf's
+ * range covers every position an item with that key could take: items are
+ * sorted by (key, rest), so such items sit next to the insert position,
+ * and they can only be in a neighbouring leaf if a bound of this leaf has
+ * the same key.  keycmp compares keys only (see ft_insert_unique); low is
+ * the leaf's lower bound (lowlen 0: minus infinity), known from the
+ * pivots on the way down.  NULL keycmp: a plain insert.
+ */
+typedef struct UniqueProbe
+{
+	FtCompareFn keycmp;
+	const char *low;
+	Size		lowlen;
+} UniqueProbe;
+
+/*
+ * May an item with item's key exist, given that item would go at off of
+ * leaf page (found: an equal item is there already)?
+ */
+static bool
+leaf_may_hold_key(FtTree *tree, const UniqueProbe *u, Page page,
+				  OffsetNumber off, bool found, const char *item, Size len)
+{
+	FtPageOpaque opaque = FtPageGetOpaque(page);
+	char	   *other;
+	Size		olen;
+
+	if (found)
+		return true;
+
+	/* the item before the insert position, or the leaf's lower bound */
+	if (off > FtFirstDataOffset(opaque))
+	{
+		other = ft_page_item(page, off - 1, &olen);
+		if (u->keycmp(tree->cmp_arg, other, olen, item, len) == 0)
+			return true;
+	}
+	else if (u->lowlen > 0 &&
+			 u->keycmp(tree->cmp_arg, u->low, u->lowlen, item, len) == 0)
+		return true;
+
+	/* the item after it, or the high key */
+	if (off <= PageGetMaxOffsetNumber(page))
+	{
+		other = ft_page_item(page, off, &olen);
+		if (u->keycmp(tree->cmp_arg, other, olen, item, len) == 0)
+			return true;
+	}
+	else if (!FtPageIsRightmost(opaque))
+	{
+		other = ft_page_item(page, FT_HIKEY, &olen);
+		if (u->keycmp(tree->cmp_arg, other, olen, item, len) == 0)
+			return true;
+	}
+	return false;
+}
+
+/*
+ * Add item to a leaf we hold exclusively, if it fits (and, for a unique
+ * insert, if no item with the same key may exist).
  */
 static LeafInsertResult
-leaf_insert(FtTree *tree, Buffer lbuf, const char *item, Size len)
+leaf_insert(FtTree *tree, Buffer lbuf, const char *item, Size len,
+			const UniqueProbe *u)
 {
 	Page		page = BufferGetPage(lbuf);
 	bool		found;
 	OffsetNumber off;
 
 	off = ft_leaf_lower_bound(tree, page, item, len, &found);
+	if (u && leaf_may_hold_key(tree, u, page, off, found, item, len))
+		return LEAF_KEY_MAY_EXIST;
 	if (found)
 	{
 		Size		olen;
@@ -83,7 +150,7 @@ leaf_insert(FtTree *tree, Buffer lbuf, const char *item, Size len)
  * looking at its buffer node is safe.
  */
 static bool
-try_fastpath(FtTree *tree, const char *item, Size len)
+try_fastpath(FtTree *tree, const char *item, Size len, FtCompareFn keycmp)
 {
 	BlockNumber blkno = RelationGetTargetBlock(tree->rel);
 	Buffer		buf;
@@ -110,8 +177,13 @@ try_fastpath(FtTree *tree, const char *item, Size len)
 		Size		llen;
 		char	   *last = ft_page_item(page, PageGetMaxOffsetNumber(page), &llen);
 
-		if (ft_cmp(tree, item, len, last, llen) > 0)
-			ok = (leaf_insert(tree, buf, item, len) == LEAF_INSERTED);
+		/*
+		 * Every item of the tree is <= last, so for a unique insert an item
+		 * whose key sorts after last's key cannot have a duplicate.
+		 */
+		if (ft_cmp(tree, item, len, last, llen) > 0 &&
+			(keycmp == NULL || keycmp(tree->cmp_arg, last, llen, item, len) < 0))
+			ok = (leaf_insert(tree, buf, item, len, NULL) == LEAF_INSERTED);
 	}
 	UnlockReleaseBuffer(buf);
 	if (!ok)
@@ -279,7 +351,7 @@ pivot_key(Page page, int i, Size *len)
 
 static void
 examine_target(FtTree *tree, Page bpage, const char *item, Size len,
-			   InsertTarget *t)
+			   bool unique, InsertTarget *t)
 {
 	FtPageOpaque bopaque = FtPageGetOpaque(bpage);
 	char	   *low;
@@ -302,16 +374,34 @@ examine_target(FtTree *tree, Page bpage, const char *item, Size len,
 	high = pivot_key(bpage, t->childidx + 1, &highlen);
 	t->slice_empty = !range_has_messages(tree, bpage, t->msgpos,
 										 low, lowlen, high, highlen);
+	/*
+	 * A unique insert must read the leaf anyway (to see whether the key is
+	 * there), so the leaf's I/O is no reason for it to buffer; and once the
+	 * leaf is read, applying the item there costs less I/O than flushing a
+	 * message into it later, which reads it again.
+	 */
 	t->direct = bopaque->ft_level == 1 && t->slice_empty &&
 		(!tree->buffering || t->rightmost_child ||
-		 (tree->direct_apply && ft_leaf_resident(tree, t->child)));
+		 (tree->direct_apply &&
+		  (unique || ft_leaf_resident(tree, t->child))));
 }
+
+typedef enum InsertStep
+{
+	INSERT_DONE,
+	INSERT_RETRY,				/* start over */
+	INSERT_RETRY_EXCLUSIVE,		/* start over, locking exclusively */
+	INSERT_KEY_MAY_EXIST		/* unique insert: the tree cannot rule out an
+								 * item with the same key cheaply; nothing
+								 * was inserted */
+} InsertStep;
 
 /*
  * Insert into a leaf that is the root (tree of height 1).
  */
-static bool
-insert_into_root_leaf(FtTree *tree, const char *item, Size len)
+static InsertStep
+insert_into_root_leaf(FtTree *tree, const char *item, Size len,
+					  UniqueProbe *u)
 {
 	FtDescent	d;
 	LeafInsertResult res;
@@ -322,34 +412,48 @@ insert_into_root_leaf(FtTree *tree, const char *item, Size len)
 		/* the tree grew meanwhile: start over */
 		UnlockReleaseBuffer(d.buf);
 		ReleaseBuffer(d.parent);
-		return false;
+		return INSERT_RETRY;
 	}
-	res = leaf_insert(tree, d.buf, item, len);
+	if (u)
+	{
+		/* the root leaf holds every item: its range has no lower bound */
+		u->low = NULL;
+		u->lowlen = 0;
+	}
+	res = leaf_insert(tree, d.buf, item, len, u);
 	UnlockReleaseBuffer(d.buf);
+	if (res == LEAF_KEY_MAY_EXIST)
+		return INSERT_KEY_MAY_EXIST;
 	if (res == LEAF_FULL)
+	{
 		ft_make_room(tree, item, len, 1);
-	return res == LEAF_INSERTED;
+		return INSERT_RETRY;
+	}
+	return INSERT_DONE;
 }
 
 /*
  * Under an exclusively locked buffer node: put item into child childidx
  * (whose slice must be empty) through a rewrite of the leaf, splitting
- * it if needed.  Returns false if the buffer node first needs to split.
+ * it if needed.  INSERT_RETRY means the buffer node first needs to split.
  */
-static bool
+static InsertStep
 apply_with_rewrite(FtTree *tree, Buffer bbuf, int childidx,
-				   const char *item, Size len)
+				   const char *item, Size len, const UniqueProbe *u)
 {
 	Page		bpage = BufferGetPage(bbuf);
 	Buffer		lbuf = ft_getbuf(tree, ft_child_block(bpage, childidx),
 								 BUFFER_LOCK_EXCLUSIVE);
+	LeafInsertResult res = leaf_insert(tree, lbuf, item, len, u);
 
-	if (leaf_insert(tree, lbuf, item, len) == LEAF_INSERTED)
+	if (res != LEAF_FULL)
 	{
 		UnlockReleaseBuffer(lbuf);
-		return true;
+		return res == LEAF_INSERTED ? INSERT_DONE : INSERT_KEY_MAY_EXIST;
 	}
-	return ft_flush_child(tree, bbuf, childidx, lbuf, item, len) == FT_FLUSH_DONE;
+	if (ft_flush_child(tree, bbuf, childidx, lbuf, item, len) == FT_FLUSH_DONE)
+		return INSERT_DONE;
+	return INSERT_RETRY;
 }
 
 static void
@@ -359,12 +463,24 @@ note_buffered(FtTree *tree, bool buffered)
 		tree->rootcache->last_buffered = buffered;
 }
 
-typedef enum InsertStep
+/*
+ * The lower bound of child childidx of an internal page whose own lower
+ * bound is (plow, plowlen); lowlen 0 means minus infinity.
+ */
+static void
+child_low(Page page, int childidx, const char *plow, Size plowlen,
+		  const char **low, Size *lowlen)
 {
-	INSERT_DONE,
-	INSERT_RETRY,				/* start over */
-	INSERT_RETRY_EXCLUSIVE		/* start over, locking exclusively */
-} InsertStep;
+	char	   *key = pivot_key(page, childidx, lowlen);
+
+	if (key != NULL)
+		*low = key;
+	else
+	{
+		*low = plow;
+		*lowlen = plow ? plowlen : 0;
+	}
+}
 
 /*
  * Insert under a level-2 buffer node T (d->buf, locked share or
@@ -379,17 +495,20 @@ typedef enum InsertStep
  * all (or X is the rightmost node, whose rightmost leaf never has
  * messages): in an index much larger than memory, buffered inserts then
  * touch T alone, and X only once per move of many messages.
+ *
+ * A unique insert (u) never buffers: it returns INSERT_KEY_MAY_EXIST
+ * wherever a plain insert would add a message.
  */
 static InsertStep
 insert_two_level(FtTree *tree, const char *item, Size len, FtDescent *d,
-				 bool exclusive)
+				 bool exclusive, UniqueProbe *u)
 {
 	Buffer		tbuf = d->buf;
 	Page		tpage = BufferGetPage(tbuf);
 	InsertTarget t;
 	MoveReadAhead ra;
 
-	examine_target(tree, tpage, item, len, &t);
+	examine_target(tree, tpage, item, len, u != NULL, &t);
 	if (t.slice_empty || t.rightmost_child || !tree->buffering)
 	{
 		Buffer		xbuf = ft_getbuf(tree, t.child,
@@ -404,7 +523,7 @@ insert_two_level(FtTree *tree, const char *item, Size len, FtDescent *d,
 					 errmsg("index \"%s\" has a downlink to block %u at level 1, but the page is at level %u",
 							RelationGetRelationName(tree->rel), t.child,
 							FtPageGetOpaque(xpage)->ft_level)));
-		examine_target(tree, xpage, item, len, &lt);
+		examine_target(tree, xpage, item, len, u != NULL, &lt);
 		direct = lt.direct;
 		if (direct && !t.slice_empty)
 		{
@@ -423,39 +542,55 @@ insert_two_level(FtTree *tree, const char *item, Size len, FtDescent *d,
 			direct = !range_has_messages(tree, tpage, t.msgpos,
 										 low, lowlen, high, highlen);
 		}
+		if (direct && u)
+		{
+			const char *xlow;
+			Size		xlowlen;
+
+			child_low(tpage, t.childidx, d->lowkey, d->lowkeylen,
+					  &xlow, &xlowlen);
+			child_low(xpage, lt.childidx, xlow, xlowlen, &u->low, &u->lowlen);
+		}
 		if (direct && !exclusive)
 		{
 			Buffer		lbuf = ft_getbuf(tree, lt.child, BUFFER_LOCK_EXCLUSIVE);
-			bool		done = (leaf_insert(tree, lbuf, item, len) == LEAF_INSERTED);
+			LeafInsertResult res = leaf_insert(tree, lbuf, item, len, u);
 
-			if (done && lt.rightmost_child)
+			if (res == LEAF_INSERTED && lt.rightmost_child)
 				RelationSetTargetBlock(tree->rel, lt.child);
 			UnlockReleaseBuffer(lbuf);
 			UnlockReleaseBuffer(xbuf);
 			UnlockReleaseBuffer(tbuf);
-			if (done)
+			if (res == LEAF_INSERTED)
 			{
 				note_buffered(tree, false);
 				return INSERT_DONE;
 			}
+			if (res == LEAF_KEY_MAY_EXIST)
+				return INSERT_KEY_MAY_EXIST;
 			/* the leaf must be rewritten or split: needs X exclusive */
 			return INSERT_RETRY_EXCLUSIVE;
 		}
 		if (direct)
 		{
-			bool		done = apply_with_rewrite(tree, xbuf, lt.childidx, item, len);
+			InsertStep	step = apply_with_rewrite(tree, xbuf, lt.childidx,
+												  item, len, u);
 
 			UnlockReleaseBuffer(xbuf);
 			UnlockReleaseBuffer(tbuf);
-			if (done)
-			{
+			if (step == INSERT_DONE)
 				note_buffered(tree, false);
-				return INSERT_DONE;
-			}
-			ft_make_room(tree, item, len, 1);
-			return INSERT_RETRY;
+			else if (step == INSERT_RETRY)
+				ft_make_room(tree, item, len, 1);
+			return step;
 		}
 		UnlockReleaseBuffer(xbuf);
+	}
+
+	if (u)
+	{
+		UnlockReleaseBuffer(tbuf);
+		return INSERT_KEY_MAY_EXIST;
 	}
 
 	if (!exclusive)
@@ -505,22 +640,141 @@ insert_two_level(FtTree *tree, const char *item, Size len, FtDescent *d,
 	return INSERT_RETRY_EXCLUSIVE;
 }
 
-void
-ft_insert(FtTree *tree, const char *item, Size len)
+/*
+ * Insert under the root of a two-level tree, the only buffer node B
+ * (d->buf, locked share or exclusive; released here).  Like
+ * insert_two_level, one level lower.
+ */
+static InsertStep
+insert_one_level(FtTree *tree, const char *item, Size len, FtDescent *d,
+				 bool exclusive, UniqueProbe *u)
+{
+	Page		bpage = BufferGetPage(d->buf);
+	InsertTarget t;
+	MoveReadAhead ra;
+
+	examine_target(tree, bpage, item, len, u != NULL, &t);
+	if (t.direct && u)
+		child_low(bpage, t.childidx, d->lowkey, d->lowkeylen,
+				  &u->low, &u->lowlen);
+
+	if (!exclusive)
+	{
+		if (t.direct)
+		{
+			/* adaptive direct apply, B share-locked */
+			Buffer		lbuf = ft_getbuf(tree, t.child, BUFFER_LOCK_EXCLUSIVE);
+			LeafInsertResult res = leaf_insert(tree, lbuf, item, len, u);
+
+			if (res == LEAF_INSERTED && t.rightmost_child)
+				RelationSetTargetBlock(tree->rel, t.child);
+			UnlockReleaseBuffer(lbuf);
+			if (res != LEAF_FULL)
+			{
+				UnlockReleaseBuffer(d->buf);
+				if (res == LEAF_KEY_MAY_EXIST)
+					return INSERT_KEY_MAY_EXIST;
+				note_buffered(tree, false);
+				return INSERT_DONE;
+			}
+			/* the leaf must be rewritten or split: needs B exclusive */
+		}
+		else if (u)
+		{
+			UnlockReleaseBuffer(d->buf);
+			return INSERT_KEY_MAY_EXIST;
+		}
+		else if (PageGetExactFreeSpace(bpage) < ft_item_space(FT_MSG_HDRSZ + len))
+		{
+			/*
+			 * B is full and will need a flush: read the heaviest child into
+			 * shared buffers now, while we hold no exclusive lock, so the
+			 * flush does no I/O under B's exclusive lock (usually).  The pin
+			 * is dropped at once: we must not wait for B's lock holding one.
+			 */
+			ReleaseBuffer(ReadBuffer(tree->rel,
+									 ft_child_block(bpage,
+													ft_heaviest_child(tree, bpage))));
+		}
+		UnlockReleaseBuffer(d->buf);
+		return INSERT_RETRY_EXCLUSIVE;
+	}
+
+	/* B is locked exclusively */
+	if (t.direct)
+	{
+		InsertStep	step = apply_with_rewrite(tree, d->buf, t.childidx,
+											  item, len, u);
+
+		UnlockReleaseBuffer(d->buf);
+		if (step == INSERT_DONE)
+			note_buffered(tree, false);
+		else if (step == INSERT_RETRY)
+			ft_make_room(tree, item, len, 1);
+		return step;
+	}
+
+	if (u)
+	{
+		UnlockReleaseBuffer(d->buf);
+		return INSERT_KEY_MAY_EXIST;
+	}
+
+	if (buffer_insert(tree, d->buf, item, len, t.msgpos, &ra))
+	{
+		/* only level-2 nodes ask for read-ahead after unlocking */
+		Assert(ra.target == InvalidBlockNumber);
+		UnlockReleaseBuffer(d->buf);
+		note_buffered(tree, true);
+		return INSERT_DONE;
+	}
+
+	/* B is full: flush its heaviest child, then retry */
+	{
+		int			heavy = ft_heaviest_child(tree, bpage);
+		Buffer		lbuf = ft_getbuf(tree, ft_child_block(bpage, heavy),
+									 BUFFER_LOCK_EXCLUSIVE);
+		FtFlushResult res;
+
+		res = ft_flush_child(tree, d->buf, heavy, lbuf, NULL, 0);
+		/* the next flush of this node will go here: start reading it */
+		if (res == FT_FLUSH_DONE)
+			(void) PrefetchBuffer(tree->rel, MAIN_FORKNUM,
+								  ft_child_block(bpage, ft_heaviest_child(tree, bpage)));
+		UnlockReleaseBuffer(d->buf);
+		if (res == FT_FLUSH_NEED_SPLIT)
+			ft_make_room(tree, item, len, 1);
+	}
+	return INSERT_RETRY_EXCLUSIVE;
+}
+
+/*
+ * The insert itself; with keycmp, a unique insert (see ft_insert_unique).
+ */
+static bool
+insert_item(FtTree *tree, const char *item, Size len, FtCompareFn keycmp)
 {
 	bool		want_exclusive = false;
+	UniqueProbe probe;
+	UniqueProbe *u = NULL;
 
 	ft_check_item_size(tree, len);
 
-	if (try_fastpath(tree, item, len))
-		return;
+	if (keycmp)
+	{
+		probe.keycmp = keycmp;
+		probe.low = NULL;
+		probe.lowlen = 0;
+		u = &probe;
+	}
+
+	if (try_fastpath(tree, item, len, keycmp))
+		return true;
 
 	for (;;)
 	{
 		FtDescent	d;
-		Page		bpage;
-		InsertTarget t;
-		MoveReadAhead ra;
+		InsertStep	step;
 		bool		exclusive;
 
 		CHECK_FOR_INTERRUPTS();
@@ -529,111 +783,57 @@ ft_insert(FtTree *tree, const char *item, Size len)
 		 * Inserts into an index much larger than memory are mostly
 		 * buffered, which needs the buffer node exclusively; when the last
 		 * insert was buffered, lock it exclusively right away instead of
-		 * descending twice.
+		 * descending twice.  A unique insert never buffers.
 		 */
 		exclusive = want_exclusive ||
-			(tree->rootcache && tree->rootcache->last_buffered);
+			(u == NULL && tree->rootcache && tree->rootcache->last_buffered);
 		ft_descend(tree, item, len, false, FT_TOP_BUFFER_LEVEL,
 				   exclusive ? BUFFER_LOCK_EXCLUSIVE : BUFFER_LOCK_SHARE, &d);
 		if (d.level == 0)
 		{
 			UnlockReleaseBuffer(d.buf);
-			if (insert_into_root_leaf(tree, item, len))
-				return;
-			continue;
+			step = insert_into_root_leaf(tree, item, len, u);
 		}
-		if (d.level == 2)
-		{
-			InsertStep	step = insert_two_level(tree, item, len, &d, exclusive);
+		else if (d.level == 2)
+			step = insert_two_level(tree, item, len, &d, exclusive, u);
+		else
+			step = insert_one_level(tree, item, len, &d, exclusive, u);
+		if (d.lowkey)
+			pfree(d.lowkey);
 
-			if (step == INSERT_DONE)
-				return;
-			want_exclusive = (step == INSERT_RETRY_EXCLUSIVE);
-			continue;
-		}
-
-		/* a two-level tree: the root is the only buffer node */
-		bpage = BufferGetPage(d.buf);
-		examine_target(tree, bpage, item, len, &t);
-
-		if (!exclusive)
-		{
-			if (t.direct)
-			{
-				/* adaptive direct apply, B share-locked */
-				Buffer		lbuf = ft_getbuf(tree, t.child, BUFFER_LOCK_EXCLUSIVE);
-
-				if (leaf_insert(tree, lbuf, item, len) == LEAF_INSERTED)
-				{
-					if (t.rightmost_child)
-						RelationSetTargetBlock(tree->rel, t.child);
-					UnlockReleaseBuffer(lbuf);
-					UnlockReleaseBuffer(d.buf);
-					note_buffered(tree, false);
-					return;
-				}
-				UnlockReleaseBuffer(lbuf);
-				/* the leaf must be rewritten or split: needs B exclusive */
-			}
-			else if (PageGetExactFreeSpace(bpage) < ft_item_space(FT_MSG_HDRSZ + len))
-			{
-				/*
-				 * B is full and will need a flush: read the heaviest child
-				 * into shared buffers now, while we hold no exclusive lock,
-				 * so the flush does no I/O under B's exclusive lock
-				 * (usually).  The pin is dropped at once: we must not wait
-				 * for B's lock holding one.
-				 */
-				ReleaseBuffer(ReadBuffer(tree->rel,
-										 ft_child_block(bpage,
-														ft_heaviest_child(tree, bpage))));
-			}
-			UnlockReleaseBuffer(d.buf);
-			want_exclusive = true;
-			continue;
-		}
-
-		/* B is locked exclusively */
-		want_exclusive = false;
-		if (t.direct)
-		{
-			bool		done = apply_with_rewrite(tree, d.buf, t.childidx, item, len);
-
-			UnlockReleaseBuffer(d.buf);
-			if (done)
-			{
-				note_buffered(tree, false);
-				return;
-			}
-			ft_make_room(tree, item, len, 1);
-			continue;
-		}
-
-		if (buffer_insert(tree, d.buf, item, len, t.msgpos, &ra))
-		{
-			/* only level-2 nodes ask for read-ahead after unlocking */
-			Assert(ra.target == InvalidBlockNumber);
-			UnlockReleaseBuffer(d.buf);
-			note_buffered(tree, true);
-			return;
-		}
-
-		/* B is full: flush its heaviest child, then retry */
-		{
-			int			heavy = ft_heaviest_child(tree, bpage);
-			Buffer		lbuf = ft_getbuf(tree, ft_child_block(bpage, heavy),
-										 BUFFER_LOCK_EXCLUSIVE);
-			FtFlushResult res;
-
-			res = ft_flush_child(tree, d.buf, heavy, lbuf, NULL, 0);
-			/* the next flush of this node will go here: start reading it */
-			if (res == FT_FLUSH_DONE)
-				(void) PrefetchBuffer(tree->rel, MAIN_FORKNUM,
-									  ft_child_block(bpage, ft_heaviest_child(tree, bpage)));
-			UnlockReleaseBuffer(d.buf);
-			if (res == FT_FLUSH_NEED_SPLIT)
-				ft_make_room(tree, item, len, 1);
-			want_exclusive = true;
-		}
+		if (step == INSERT_DONE)
+			return true;
+		if (step == INSERT_KEY_MAY_EXIST)
+			return false;
+		want_exclusive = (step == INSERT_RETRY_EXCLUSIVE);
 	}
+}
+
+void
+ft_insert(FtTree *tree, const char *item, Size len)
+{
+	(void) insert_item(tree, item, len, NULL);
+}
+
+/*
+ * Insert item only if the tree can tell, without reading anything a plain
+ * insert would not, that no item with the same key exists.  keycmp
+ * compares the key part of two items (the tree's comparator must order
+ * items by key first, so that items with equal keys are adjacent).
+ *
+ * Returns true if the item was inserted.  False means nothing was
+ * inserted and items with the same key may exist (in a leaf, or buffered:
+ * the answer is false wherever a plain insert would buffer); the caller
+ * must look for them, and insert with ft_insert if it decides to.
+ *
+ * The caller serializes unique inserts of equal keys (src/am holds a lock
+ * on the key's hash across the check and the insertion).  This function
+ * only guarantees that, when it inserts, no item with the key was stored
+ * while it held the leaf.
+ */
+bool
+ft_insert_unique(FtTree *tree, const char *item, Size len, FtCompareFn keycmp)
+{
+	Assert(keycmp != NULL);
+	return insert_item(tree, item, len, keycmp);
 }

@@ -30,6 +30,34 @@ ft_node_fanout(FtTree *tree, int level)
 	return level == 1 ? Max(2, tree->fanout / 2) : tree->fanout;
 }
 
+/*
+ * Most children a buffer node at this level may have right now.  A level-1
+ * node that buffers nothing (every insert below it was applied directly, as
+ * in a cached index, or for unique inserts, which read their leaf anyway)
+ * only routes to its leaves, like a B-tree's internal page, and may have
+ * FT_UNBUFFERED_FANOUT_FACTOR times more children: with half the fanout,
+ * level-1 nodes are a sixth as many as the leaves, and an insert load whose
+ * leaves are all cached would need all of them cached as well.  Pivot bytes
+ * bound it too (FT_BUFFER_PIVOT_LIMIT).  When messages are to move into such
+ * a node it first splits back down to ft_node_fanout (ft_flush_to_node).
+ */
+#define FT_UNBUFFERED_FANOUT_FACTOR 16
+
+static inline int
+ft_node_child_limit(FtTree *tree, int level, bool has_messages)
+{
+	if (level == 1 && !has_messages)
+		return ft_node_fanout(tree, level) * FT_UNBUFFERED_FANOUT_FACTOR;
+	return ft_node_fanout(tree, level);
+}
+
+/* Does buffer node page hold any message? */
+static inline bool
+ft_node_has_messages(Page page)
+{
+	return PageGetMaxOffsetNumber(page) >= FtFirstMsgOffset(FtPageGetOpaque(page));
+}
+
 /* A position in the tree found by a descent */
 typedef struct FtDescent
 {

@@ -63,7 +63,23 @@ typedef struct FtScanData
 FtScan
 ft_scan_begin(FtTree *tree)
 {
-	FtScan		scan = palloc0(sizeof(FtScanData));
+	/* not palloc0: the three page buffers need no zeroing */
+	FtScan		scan = palloc(sizeof(FtScanData));
+
+	memset(scan, 0, offsetof(FtScanData, b2copy));
+	scan->have_b2 = false;
+	scan->have_b = false;
+	scan->bhigh = NULL;
+	scan->bhighlen = 0;
+	scan->lright = InvalidBlockNumber;
+	scan->lhigh = NULL;
+	scan->lhighlen = 0;
+	scan->llow = NULL;
+	scan->llowlen = 0;
+	scan->items = NULL;
+	scan->lens = NULL;
+	scan->nitems = 0;
+	scan->pos = 0;
 
 	scan->tree = tree;
 	scan->bpin = InvalidBuffer;
@@ -251,6 +267,26 @@ descend_and_load(FtScan scan, const char *key, Size len, bool strict)
 	load_leaf(scan, &d);
 }
 
+/* the first merged item of the current leaf >= key (nitems if none) */
+static int
+merged_lower_bound(FtScan scan, const char *key, Size keylen)
+{
+	int			lo = 0;
+	int			hi = scan->nitems;
+
+	while (lo < hi)
+	{
+		int			mid = lo + (hi - lo) / 2;
+
+		if (ft_cmp(scan->tree, scan->items[mid], scan->lens[mid],
+				   key, keylen) < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
 /*
  * Position the scan.  forward: before the first item >= key; backward:
  * at the last item < key.  key NULL: the start (forward) or end (backward)
@@ -259,8 +295,6 @@ descend_and_load(FtScan scan, const char *key, Size len, bool strict)
 void
 ft_scan_seek(FtScan scan, const char *key, Size keylen, bool forward)
 {
-	FtTree	   *tree = scan->tree;
-
 	ft_scan_release(scan);
 	scan->forward = forward;
 	scan->positioned = true;
@@ -268,26 +302,13 @@ ft_scan_seek(FtScan scan, const char *key, Size keylen, bool forward)
 	if (forward)
 	{
 		descend_and_load(scan, key ? key : "", key ? keylen : 0, false);
-		scan->pos = 0;
-		if (key)
-		{
-			while (scan->pos < scan->nitems &&
-				   ft_cmp(tree, scan->items[scan->pos], scan->lens[scan->pos],
-						  key, keylen) < 0)
-				scan->pos++;
-		}
+		scan->pos = key ? merged_lower_bound(scan, key, keylen) : 0;
 	}
 	else
 	{
 		descend_and_load(scan, key, keylen, true);
-		scan->pos = scan->nitems - 1;
-		if (key)
-		{
-			while (scan->pos >= 0 &&
-				   ft_cmp(tree, scan->items[scan->pos], scan->lens[scan->pos],
-						  key, keylen) >= 0)
-				scan->pos--;
-		}
+		scan->pos = (key ? merged_lower_bound(scan, key, keylen) :
+					 scan->nitems) - 1;
 	}
 }
 

@@ -57,7 +57,8 @@ node_needs_split(FtTree *tree, Page page, bool force, Size itemlen)
 	FtPageOpaque opaque = FtPageGetOpaque(page);
 
 	if (FtPageIsBuffer(opaque) &&
-		opaque->ft_nchildren >= ft_node_fanout(tree, opaque->ft_level) &&
+		opaque->ft_nchildren >= ft_node_child_limit(tree, opaque->ft_level,
+													ft_node_has_messages(page)) &&
 		opaque->ft_nchildren >= 2)
 		return true;
 	return needs_split(page, force, itemlen);
