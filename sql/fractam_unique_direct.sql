@@ -136,7 +136,19 @@ INSERT INTO ua VALUES (25000);
 SELECT count(*), max(k) FROM ua;
 SELECT fractam_verify('ua_k');
 
-DROP TABLE ud_b, ud_f, ua;
+-- types without a hash operator class (varbit, money): the key lock hashes
+-- the value's bytes, which their operator classes declare equal for equal
+-- values; duplicates are still caught
+CREATE TABLE uv (b varbit, m money);
+CREATE UNIQUE INDEX uv_b ON uv USING fractam (b);
+CREATE UNIQUE INDEX uv_m ON uv USING fractam (m);
+INSERT INTO uv SELECT i::bit(12)::varbit, i::money FROM generate_series(1, 3000) i;
+INSERT INTO uv VALUES (B'000000000111', 99999);
+INSERT INTO uv VALUES (B'1', 7);
+INSERT INTO uv VALUES (B'1', 7.001);
+SELECT count(*) FROM uv;
+
+DROP TABLE ud_b, ud_f, ua, uv;
 DROP FUNCTION ud_round(float8, int, int);
 DROP FUNCTION ud_step(int, int, int, int, int);
 DROP FUNCTION ud_same();

@@ -160,6 +160,10 @@ def parse_args(argv):
                    "iibench 1, timeseries 16, linkbench 16, tpcb 8)")
     g.add_argument("--duration", type=int, help="default duration (s) of duration-limited phases")
     g.add_argument("--ts-dists", default="uniform,pareto", help="timeseries value distributions")
+    g.add_argument("--ts-keys", default="unique",
+                   help="timeseries key index, comma list: unique (PRIMARY KEY; fractam: UNIQUE fractam "
+                        "index; phases ts-unif, ts-pare), plain (non-unique index on the same columns in "
+                        "every variant; phases ts-unif-plain, ts-pare-plain)")
     g.add_argument("--ts-events", type=int, help="timeseries 1000-row events per client (default: --ts-secs)")
     g.add_argument("--ts-secs", type=int, help="timeseries duration per distribution (default 600, quick 12)")
     g.add_argument("--lb-maxid", type=int, help="linkbench nodes (default 10M, quick 20K)")
@@ -276,6 +280,10 @@ def resolve_durations(o, nvar):
     for d in o.ts_dist_list:
         if d not in ("uniform", "pareto"):
             raise BenchError("unknown --ts-dists value %r (uniform, pareto)" % d)
+    o.ts_key_list = [k.strip() for k in o.ts_keys.split(",") if k.strip()]
+    for k in o.ts_key_list:
+        if k not in ("unique", "plain"):
+            raise BenchError("unknown --ts-keys value %r (unique, plain)" % k)
     if o.ts_events is None:
         o.ts_secs = o.ts_secs or qs(12, 600)
     o.ts_clients = o.clients or 16
@@ -395,7 +403,7 @@ def estimate_disk(o):
             exact = False
         est = max(est, rows * 200)
     if "timeseries" in o.workloads:
-        ev = o.ts_events * o.ts_clients if o.ts_events else o.ts_secs * 400
+        ev = (o.ts_events * o.ts_clients if o.ts_events else o.ts_secs * 400) * len(o.ts_key_list)
         exact = exact and bool(o.ts_events)
         est = max(est, ev * 1000 * 110)
     if "linkbench" in o.workloads:
@@ -509,8 +517,10 @@ class Ctx:
                 "sam": sec,
                 "sopts": with_clause(self.o.fractam_index_opts if sec == "fractam" else self.o.btree_index_opts)}
 
-    def psql_file(self, path):
-        r = self.srv.psql(self.db, file=path, variables=self.sql_vars(), env=self.env)
+    def psql_file(self, path, extra_vars=None):
+        variables = self.sql_vars()
+        variables.update(extra_vars or {})
+        r = self.srv.psql(self.db, file=path, variables=variables, env=self.env)
         return r.stdout
 
     def q(self, sql):
@@ -968,16 +978,20 @@ def iibench_plans(ctx, tbl):
 def run_timeseries(ctx):
     o = ctx.o
     d = os.path.join(SQL, "timeseries")
-    for dist in o.ts_dist_list:
-        ctx.psql_file(os.path.join(d, "schema.sql"))
-        st = dict(name="insert", scripts=[(os.path.join(d, "insert_%s.sql" % dist), 1, 1000)],
-                  clients=o.ts_clients, defines={"ts": int(time.time())})
-        if o.ts_events:
-            st["transactions"] = o.ts_events
-        else:
-            st["duration"] = o.ts_secs
-        ctx.pgbench_phase("ts-" + dist[:4], "%s values: 1000-row INSERTs, %d clients each owning 1000 "
-                          "sensors" % (dist, o.ts_clients), [st], main="insert")
+    for keys in o.ts_key_list:
+        for dist in o.ts_dist_list:
+            ctx.psql_file(os.path.join(d, "schema.sql"), {"key_unique": "true" if keys == "unique" else "false"})
+            st = dict(name="insert", scripts=[(os.path.join(d, "insert_%s.sql" % dist), 1, 1000)],
+                      clients=o.ts_clients, defines={"ts": int(time.time())})
+            if o.ts_events:
+                st["transactions"] = o.ts_events
+            else:
+                st["duration"] = o.ts_secs
+            ctx.pgbench_phase("ts-" + dist[:4] + ("" if keys == "unique" else "-plain"),
+                              "%s values: 1000-row INSERTs, %d clients each owning 1000 sensors%s"
+                              % (dist, o.ts_clients, "" if keys == "unique" else
+                                 "; non-unique index on (sensor_id, ts) instead of the primary key"),
+                              [st], main="insert")
 
 
 LB_OPS = [("lb_getlinklist", 5071), ("lb_getnode", 1293), ("lb_addlink", 899), ("lb_updatelink", 801),

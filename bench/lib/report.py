@@ -441,9 +441,19 @@ def targets(res):
             out.append("iiBench regime: %s." % regime)
     if "timeseries" in res["workloads"]:
         for v in fr:
-            for pn in ("ts-unif", "ts-pare"):
+            for pn in ("ts-unif", "ts-pare", "ts-unif-plain", "ts-pare-plain"):
                 b, x = _phase(res, BASE, "timeseries", pn), _phase(res, v, "timeseries", pn)
                 if not (b and x):
+                    continue
+                bi, xi = b["streams"]["insert"], x["streams"]["insert"]
+                r = ratio(xi.get("rows_per_s"), bi.get("rows_per_s"))
+                rows.append(("timeseries %s insert rate ≥ 1.0× heap+btree" % pn, v, fratio(r),
+                             verdict(r, ">=", 1.0)))
+                r = ratio(div(x["io"].get("cpu_server_s"), xi.get("rows")),
+                          div(b["io"].get("cpu_server_s"), bi.get("rows")))
+                rows.append(("timeseries %s server CPU per row ≤ heap+btree's" % pn, v, fratio(r),
+                             verdict(r, "<=", 1.0)))
+                if pn.endswith("-plain"):
                     continue
                 r = ratio(x["io"].get("db_size_after"), b["io"].get("db_size_after"))
                 zstd = "zstd" in (st.get("fractam_index_opts") or "") or any("zstd" in str(kv) for kv in st.get("extra_conf", []))

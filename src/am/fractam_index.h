@@ -55,7 +55,8 @@ typedef struct FractamIndexState
 	int			nkeyatts;
 	SortSupportData ssup[INDEX_MAX_KEYS];
 	bool		hashable;		/* can the key be hashed for unique locks? */
-	FmgrInfo	hashproc[INDEX_MAX_KEYS];
+	FmgrInfo	hashproc[INDEX_MAX_KEYS];	/* a hash opclass's function, */
+	bool		hash_image[INDEX_MAX_KEYS];	/* or hash the datum's image */
 	Oid			collation[INDEX_MAX_KEYS];
 	FtRootCache rootcache;		/* where the root was last seen */
 	Size		max_item_size;	/* longest possible index tuple */
@@ -85,6 +86,8 @@ extern int	fractam_compare_keys(FractamIndexState *state, IndexTuple a,
 								 IndexTuple b);
 extern int	fractam_compare_item_keys(void *arg, const char *a, Size alen,
 									  const char *b, Size blen);
+extern int	fractam_compare_item_group(void *arg, const char *a, Size alen,
+									   const char *b, Size blen);
 extern char *fractam_key_description(Relation index, IndexTuple itup);
 extern void fractam_set_probe(FractamIndexState *state, IndexTuple itup);
 

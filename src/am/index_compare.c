@@ -51,6 +51,21 @@ find_hash_proc(Relation index, int col, FmgrInfo *finfo)
 }
 
 /*
+ * Does this column's opclass promise that equal values have identical
+ * images (its equalimage support function, as for btree deduplication)?
+ */
+static bool
+equal_is_image(Relation index, int col)
+{
+	RegProcedure proc = index_getprocid(index, col + 1, FRACTAM_EQUALIMAGE_PROC);
+
+	if (!OidIsValid(proc))
+		return false;
+	return DatumGetBool(OidFunctionCall1Coll(proc, index->rd_indcollation[col],
+											 ObjectIdGetDatum(index->rd_opcintype[col])));
+}
+
+/*
  * The longest index tuple the index can produce: bounded when every column
  * (key and INCLUDE) has a fixed width, else the tree's general limit.
  */
@@ -112,7 +127,14 @@ fractam_index_state(Relation index)
 			PrepareSortSupportComparisonShim(cmpproc, ssup);
 		}
 		if (state->hashable && !find_hash_proc(index, i, &state->hashproc[i]))
-			state->hashable = false;
+		{
+			/*
+			 * Without a hash opclass, equal values can still be hashed by
+			 * their bytes if the opclass says equal means identical.
+			 */
+			state->hash_image[i] = equal_is_image(index, i);
+			state->hashable = state->hash_image[i];
+		}
 	}
 	index->rd_amcache = state;
 	return state;
@@ -131,17 +153,19 @@ fractam_index_tree(Relation index, FtTree *tree)
 	tree->fillfactor = opts ? opts->fillfactor : FRACTAM_DEFAULT_FILLFACTOR;
 	tree->buffering = opts ? opts->buffering : true;
 	tree->direct_apply = fractam_direct_apply;
+	tree->groupcmp = fractam_compare_item_group;
 	tree->rootcache = &((FractamIndexState *) tree->cmp_arg)->rootcache;
 	tree->max_item_size = ((FractamIndexState *) tree->cmp_arg)->max_item_size;
 }
 
-/* Compare the key columns of two index tuples */
-int
-fractam_compare_keys(FractamIndexState *state, IndexTuple a, IndexTuple b)
+/* Compare the first ncols key columns of two index tuples */
+static int
+compare_key_columns(FractamIndexState *state, IndexTuple a, IndexTuple b,
+					int ncols)
 {
 	int			i;
 
-	for (i = 0; i < state->nkeyatts; i++)
+	for (i = 0; i < ncols; i++)
 	{
 		bool		anull;
 		bool		bnull;
@@ -153,6 +177,13 @@ fractam_compare_keys(FractamIndexState *state, IndexTuple a, IndexTuple b)
 			return c;
 	}
 	return 0;
+}
+
+/* Compare the key columns of two index tuples */
+int
+fractam_compare_keys(FractamIndexState *state, IndexTuple a, IndexTuple b)
+{
+	return compare_key_columns(state, a, b, state->nkeyatts);
 }
 
 static int
@@ -167,13 +198,13 @@ compare_tids(IndexTuple a, IndexTuple b)
 		(int) ItemPointerGetOffsetNumberNoCheck(&b->t_tid);
 }
 
-/* the probe's (deformed) key columns against another entry's */
+/* the probe's (deformed) first ncols key columns against another entry's */
 static int
-compare_probe_keys(FractamIndexState *state, IndexTuple other)
+compare_probe_keys(FractamIndexState *state, IndexTuple other, int ncols)
 {
 	int			i;
 
-	for (i = 0; i < state->nkeyatts; i++)
+	for (i = 0; i < ncols; i++)
 	{
 		bool		isnull;
 		Datum		d = index_getattr(other, i + 1, state->tupdesc, &isnull);
@@ -185,6 +216,21 @@ compare_probe_keys(FractamIndexState *state, IndexTuple other)
 			return c;
 	}
 	return 0;
+}
+
+/* the first ncols key columns, through the probe if one side is it */
+static int
+compare_leading_keys(FractamIndexState *state, IndexTuple ta, IndexTuple tb,
+					 int ncols)
+{
+	if (state->probe)
+	{
+		if (ta == state->probe)
+			return compare_probe_keys(state, tb, ncols);
+		if (tb == state->probe)
+			return -compare_probe_keys(state, ta, ncols);
+	}
+	return compare_key_columns(state, ta, tb, ncols);
 }
 
 void
@@ -210,17 +256,25 @@ fractam_compare_item_keys(void *arg, const char *a, Size alen,
 						  const char *b, Size blen)
 {
 	FractamIndexState *state = (FractamIndexState *) arg;
-	IndexTuple	ta = (IndexTuple) a;
-	IndexTuple	tb = (IndexTuple) b;
 
-	if (state->probe)
-	{
-		if (ta == state->probe)
-			return compare_probe_keys(state, tb);
-		if (tb == state->probe)
-			return -compare_probe_keys(state, ta);
-	}
-	return fractam_compare_keys(state, ta, tb);
+	return compare_leading_keys(state, (IndexTuple) a, (IndexTuple) b,
+								state->nkeyatts);
+}
+
+/*
+ * The tree's group comparator (FtTree.groupcmp, for placing leaf splits):
+ * entries are in one group when they are equal in all key columns but the
+ * last, which is where keys like (sensor, time) grow; in a one-column
+ * index, when their key is equal (the heap TID grows).
+ */
+int
+fractam_compare_item_group(void *arg, const char *a, Size alen,
+						   const char *b, Size blen)
+{
+	FractamIndexState *state = (FractamIndexState *) arg;
+
+	return compare_leading_keys(state, (IndexTuple) a, (IndexTuple) b,
+								Max(state->nkeyatts - 1, 1));
 }
 
 /* The tree's comparator: key columns, then heap TID */

@@ -36,6 +36,7 @@
 #include "miscadmin.h"
 #include "storage/lmgr.h"
 #include "storage/lwlock.h"
+#include "utils/datum.h"
 #include "utils/rel.h"
 #include "utils/snapmgr.h"
 
@@ -61,7 +62,13 @@ unique_lock_for(Relation index, FractamIndexState *state, IndexTuple itup)
 			bool		isnull;
 			Datum		v = index_getattr(itup, i + 1, state->tupdesc, &isnull);
 
-			if (!isnull)
+			Form_pg_attribute att = TupleDescAttr(state->tupdesc, i);
+
+			if (isnull)
+				continue;
+			if (state->hash_image[i])
+				h = hash_combine(h, datum_image_hash(v, att->attbyval, att->attlen));
+			else
 				h = hash_combine(h, DatumGetUInt32(FunctionCall1Coll(&state->hashproc[i],
 																	 state->collation[i],
 																	 v)));

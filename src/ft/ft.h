@@ -61,6 +61,10 @@ typedef struct FtTree
 	FtRootCache *rootcache;		/* or NULL */
 	Size		max_item_size;	/* longest item this tree can hold (at
 								 * most FT_MAX_ITEM_SIZE); 0 = unknown */
+	FtCompareFn groupcmp;		/* or NULL: 0 when two items belong to one
+								 * group of items appended to in order (all
+								 * but the last key column equal), for
+								 * placing leaf splits (ft_flush.c) */
 } FtTree;
 
 /* Largest item the tree accepts (also bounds pivots and messages) */

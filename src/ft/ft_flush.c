@@ -140,16 +140,55 @@ ft_prefetch_move_leaves(FtTree *tree, BlockNumber xblk, Size need)
 	UnlockReleaseBuffer(xbuf);
 }
 
+/* Shortest run of one group before a new item that marks an append point */
+#define FT_APPEND_RUN	8
+
+/*
+ * Where to cut a leaf that one new item (items[newidx], inserted directly,
+ * with no buffered messages) overfills, if the insert looks like one of many
+ * appends at this point: -1 for "balanced", 0 for "fill the pages to
+ * fillfactor" (as on the rightmost leaf), or the index of the first item of
+ * the right page.
+ *
+ * Keys that grow at many points at once, such as (sensor, time), append to
+ * the end of their group (the items equal in tree->groupcmp).  A balanced
+ * split then leaves the left half of every such leaf half empty for good:
+ * nothing is ever inserted there again.  So, as nbtree's "split after new
+ * item" does, a new item at the end of the leaf fills the left page to
+ * fillfactor, and a new item that ends a run of FT_APPEND_RUN or more items
+ * of its group, followed by another group, is cut right after: its group's
+ * later appends go to the left page, which fills up, and the right page
+ * keeps what follows.  Random inserts rarely meet either condition, and
+ * when they do the cost is one uneven split.
+ */
+static int
+append_cut(FtTree *tree, char **items, Size *lens, int nitems, int newidx)
+{
+	int			run;
+
+	if (newidx == nitems - 1)
+		return 0;
+	if (tree->groupcmp == NULL || newidx < FT_APPEND_RUN ||
+		tree->groupcmp(tree->cmp_arg, items[newidx], lens[newidx],
+					   items[newidx + 1], lens[newidx + 1]) == 0)
+		return -1;
+	for (run = 1; run <= FT_APPEND_RUN; run++)
+		if (tree->groupcmp(tree->cmp_arg, items[newidx - run], lens[newidx - run],
+						   items[newidx], lens[newidx]) != 0)
+			return -1;
+	return newidx + 1;
+}
+
 /*
  * Cut items into leaf pages.  starts[p] is the index of page p's first
  * item; returns the number of pages.  A rightmost leaf (ascending loads)
- * fills its pages to fillfactor, others are balanced; the last page takes
- * whatever remains once it fits, and no flush makes more than
- * FT_MAX_FLUSH_LEAVES pages.
+ * fills its pages to fillfactor, others are balanced (or cut where
+ * append_cut says, cut >= 0); the last page takes whatever remains once it
+ * fits, and no flush makes more than FT_MAX_FLUSH_LEAVES pages.
  */
 static int
 cut_pages(FtTree *tree, char **items, Size *lens, int nitems,
-		  Size last_hikey_space, bool rightmost, int *starts)
+		  Size last_hikey_space, bool rightmost, int cut, int *starts)
 {
 	Size		total = 0;
 	Size		remaining;
@@ -166,7 +205,21 @@ cut_pages(FtTree *tree, char **items, Size *lens, int nitems,
 		return 1;
 	/* pages needed when full; a split always makes at least two */
 	npages = Max(2, (total + FT_LEAF_CAPACITY - 1) / FT_LEAF_CAPACITY);
-	if (rightmost)
+	if (cut > 0)
+	{
+		Size		left = 0;
+
+		/* right after the new item, if both sides fit on a page */
+		for (i = 0; i < cut; i++)
+			left += ft_item_space(lens[i]);
+		if (left + ft_item_space(lens[cut]) <= FT_LEAF_CAPACITY &&
+			total - left + last_hikey_space <= FT_LEAF_CAPACITY)
+		{
+			starts[1] = cut;
+			return 2;
+		}
+	}
+	if (rightmost || cut == 0)
 		budget = FT_LEAF_CAPACITY * tree->fillfactor / 100;
 	else
 		budget = total / npages + 1;
@@ -308,8 +361,8 @@ ft_flush_child(FtTree *tree, Buffer bbuf, int childidx, Buffer lbuf,
 	ft_slice_range(tree, bpage, childidx, &first, &end);
 
 	/* work from copies: both pages are rewritten in place below */
-	memcpy(bcopy.data, bpage, BLCKSZ);
-	memcpy(lcopy.data, lpage, BLCKSZ);
+	ft_copy_page(bcopy.data, bpage);
+	ft_copy_page(lcopy.data, lpage);
 	if (!FtPageIsRightmost(lopaque))
 		oldhikey = ft_page_item(lcopy.data, FT_HIKEY, &oldhikeylen);
 
@@ -323,9 +376,24 @@ ft_flush_child(FtTree *tree, Buffer bbuf, int childidx, Buffer lbuf,
 							   extra, extralen, items, lens, &maxmsn);
 	}
 
-	npages = cut_pages(tree, items, lens, nitems,
-					   oldhikey ? ft_item_space(oldhikeylen) : 0,
-					   oldhikey == NULL, starts);
+	{
+		int			cut = -1;
+
+		/* a direct insert into a full leaf: is it an append point? */
+		if (extra != NULL && first == end)
+		{
+			int			newidx;
+
+			for (newidx = 0; newidx < nitems; newidx++)
+				if (items[newidx] == extra)
+					break;
+			if (newidx < nitems)
+				cut = append_cut(tree, items, lens, nitems, newidx);
+		}
+		npages = cut_pages(tree, items, lens, nitems,
+						   oldhikey ? ft_item_space(oldhikeylen) : 0,
+						   oldhikey == NULL, cut, starts);
+	}
 
 	/* pivots for the new right pages, and room for them in the node */
 	for (off = first; off < end; off++)

@@ -147,6 +147,28 @@ ft_prefetch_item(Page page, OffsetNumber off, Size skip)
 #endif
 }
 
+/*
+ * Copy a page into backend memory for reading: only its used parts (header
+ * and line pointers, items and special space), not the hole between
+ * pd_lower and pd_upper.  Buffer nodes that buffer little and half-full
+ * leaves are mostly hole.
+ */
+static inline void
+ft_copy_page(char *dst, Page src)
+{
+	PageHeader	hdr = (PageHeader) src;
+
+	/* the buffer manager checked the header; still, never trust it blindly */
+	if (unlikely(hdr->pd_lower > hdr->pd_upper || hdr->pd_upper > BLCKSZ))
+	{
+		memcpy(dst, src, BLCKSZ);
+		return;
+	}
+	memcpy(dst, src, hdr->pd_lower);
+	memcpy(dst + hdr->pd_upper, (char *) src + hdr->pd_upper,
+		   BLCKSZ - hdr->pd_upper);
+}
+
 static inline FtPivotHeader *
 ft_pivot(Page page, OffsetNumber off, char **key, Size *keylen)
 {

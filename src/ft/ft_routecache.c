@@ -194,7 +194,7 @@ ft_routecache_store(FtTree *tree, BlockNumber blkno, Page page)
 	}
 	s->node = tree->rel->rd_node;
 	s->referenced = true;
-	memcpy(s->page, page, BLCKSZ);
+	ft_copy_page(s->page, page);
 	counters.stores++;
 }
 

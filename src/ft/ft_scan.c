@@ -190,7 +190,7 @@ load_leaf(FtScan scan, FtDescent *d)
 	}
 
 	/* copy the leaf and keep at most a pin */
-	memcpy(scan->lcopy.data, BufferGetPage(d->buf), BLCKSZ);
+	ft_copy_page(scan->lcopy.data, BufferGetPage(d->buf));
 	LockBuffer(d->buf, BUFFER_LOCK_UNLOCK);
 	if (BufferIsValid(scan->lpin))
 		ReleaseBuffer(scan->lpin);

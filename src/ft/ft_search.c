@@ -208,7 +208,7 @@ ft_descend_copy(FtTree *tree, const char *key, Size len, bool strict,
 			Assert(BufferIsValid(p.buf));
 			if (BufferIsValid(d->parent2))
 				ReleaseBuffer(d->parent2);
-			memcpy(b2copy, page, BLCKSZ);
+			ft_copy_page(b2copy, page);
 			d->parent2 = p.buf;
 			LockBuffer(p.buf, BUFFER_LOCK_UNLOCK);
 			p.buf = InvalidBuffer;
@@ -221,7 +221,7 @@ ft_descend_copy(FtTree *tree, const char *key, Size len, bool strict,
 			if (BufferIsValid(d->parent))
 				ReleaseBuffer(d->parent);
 			if (bcopy)
-				memcpy(bcopy, page, BLCKSZ);
+				ft_copy_page(bcopy, page);
 			d->parent = p.buf;
 			d->childidx = childidx;
 			LockBuffer(p.buf, BUFFER_LOCK_UNLOCK);

@@ -23,7 +23,12 @@ ft_desc(StringInfo buf, XLogReaderState *record)
 
 				appendStringInfo(buf, "off %u", xlrec->offnum);
 				if (xlrec->flags & FT_XL_SET_MSN)
-					appendStringInfo(buf, ", msn " UINT64_FORMAT, xlrec->msn);
+				{
+					uint64		msn;
+
+					memcpy(&msn, rec + SizeOfFtInsert, sizeof(msn));
+					appendStringInfo(buf, ", msn " UINT64_FORMAT, msn);
+				}
 				break;
 			}
 		case XLOG_FT_FLUSH:

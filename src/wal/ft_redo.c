@@ -36,7 +36,8 @@ ft_redo_insert(XLogReaderState *record)
 
 		ft_page_add_item(page, item, len, xlrec->offnum);
 		if (xlrec->flags & FT_XL_SET_MSN)
-			FtPageGetOpaque(page)->ft_msn = xlrec->msn;
+			memcpy(&FtPageGetOpaque(page)->ft_msn,
+				   XLogRecGetData(record) + SizeOfFtInsert, sizeof(uint64));
 		PageSetLSN(page, lsn);
 		MarkBufferDirty(buf);
 	}

@@ -35,12 +35,13 @@ ftxlog_insert(Relation rel, Buffer buf, OffsetNumber off,
 
 	if (!RelationNeedsWAL(rel))
 		return;
-	xlrec.msn = msn;
 	xlrec.offnum = off;
 	xlrec.flags = setmsn ? FT_XL_SET_MSN : 0;
 
 	XLogBeginInsert();
-	XLogRegisterData((char *) &xlrec, sizeof(xlrec));
+	XLogRegisterData((char *) &xlrec, SizeOfFtInsert);
+	if (setmsn)
+		XLogRegisterData((char *) &msn, sizeof(msn));
 	XLogRegisterBuffer(0, buf, REGBUF_STANDARD);
 	XLogRegisterBufData(0, (char *) item, len);
 	recptr = XLogInsert(RM_FRACTAM_ID, XLOG_FT_INSERT);

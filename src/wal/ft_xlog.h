@@ -40,10 +40,16 @@
 /* XLOG_FT_INSERT: block 0 = page, block data = the item */
 typedef struct xl_ft_insert
 {
-	uint64		msn;			/* new ft_msn of the page, if SET_MSN */
 	OffsetNumber offnum;
 	uint16		flags;
+	/* with FT_XL_SET_MSN: followed by the page's new ft_msn (uint64) */
 } xl_ft_insert;
+
+/*
+ * Main data of an INSERT: 4 bytes for a leaf item (most records, as many as
+ * index entries), 12 for a message, which also sets the node's MSN.
+ */
+#define SizeOfFtInsert	(offsetof(xl_ft_insert, flags) + sizeof(uint16))
 
 #define FT_XL_SET_MSN		0x0001
 

@@ -4,6 +4,8 @@
 --   tam      table access method (heap | fractam);  topts: WITH (...) for the table, or empty
 --   pk_btree true: PRIMARY KEY (sensor_id, ts) (btree); false: UNIQUE index USING fractam instead
 --   pkopts   WITH (...) for the fractam PK index, or empty
+--   key_unique false: a non-unique index on (sensor_id, ts) instead of the key (btree in the btree
+--            variant, fractam otherwise), to compare unique checks with plain inserts
 DROP TABLE IF EXISTS sensordata;
 CREATE TABLE sensordata (
   ts        integer NOT NULL,
@@ -15,8 +17,16 @@ CREATE TABLE sensordata (
   data5     double precision NOT NULL,
   cnt       integer NOT NULL
 ) USING :tam :topts;
+\if :key_unique
 \if :pk_btree
 ALTER TABLE sensordata ADD CONSTRAINT sensordata_pkey PRIMARY KEY (sensor_id, ts);
 \else
 CREATE UNIQUE INDEX sensordata_pkey ON sensordata USING fractam (sensor_id, ts) :pkopts;
+\endif
+\else
+\if :pk_btree
+CREATE INDEX sensordata_key ON sensordata (sensor_id, ts);
+\else
+CREATE INDEX sensordata_key ON sensordata USING fractam (sensor_id, ts) :pkopts;
+\endif
 \endif
