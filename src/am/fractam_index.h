@@ -86,7 +86,7 @@ extern int	fractam_compare_keys(FractamIndexState *state, IndexTuple a,
 								 IndexTuple b);
 extern int	fractam_compare_item_keys(void *arg, const char *a, Size alen,
 									  const char *b, Size blen);
-extern int	fractam_compare_item_group(void *arg, const char *a, Size alen,
+extern int	fractam_shared_key_columns(void *arg, const char *a, Size alen,
 									   const char *b, Size blen);
 extern char *fractam_key_description(Relation index, IndexTuple itup);
 extern void fractam_set_probe(FractamIndexState *state, IndexTuple itup);

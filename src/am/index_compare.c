@@ -153,7 +153,7 @@ fractam_index_tree(Relation index, FtTree *tree)
 	tree->fillfactor = opts ? opts->fillfactor : FRACTAM_DEFAULT_FILLFACTOR;
 	tree->buffering = opts ? opts->buffering : true;
 	tree->direct_apply = fractam_direct_apply;
-	tree->groupcmp = fractam_compare_item_group;
+	tree->sharedcols = fractam_shared_key_columns;
 	tree->rootcache = &((FractamIndexState *) tree->cmp_arg)->rootcache;
 	tree->max_item_size = ((FractamIndexState *) tree->cmp_arg)->max_item_size;
 }
@@ -218,6 +218,33 @@ compare_probe_keys(FractamIndexState *state, IndexTuple other, int ncols)
 	return 0;
 }
 
+/* key column col of two entries, through the probe if one side is it */
+static int
+compare_one_column(FractamIndexState *state, IndexTuple ta, IndexTuple tb,
+				   int col)
+{
+	bool		anull;
+	bool		bnull;
+	Datum		ad;
+	Datum		bd;
+
+	if (state->probe == ta)
+	{
+		ad = state->probe_values[col];
+		anull = state->probe_isnull[col];
+	}
+	else
+		ad = index_getattr(ta, col + 1, state->tupdesc, &anull);
+	if (state->probe == tb)
+	{
+		bd = state->probe_values[col];
+		bnull = state->probe_isnull[col];
+	}
+	else
+		bd = index_getattr(tb, col + 1, state->tupdesc, &bnull);
+	return ApplySortComparator(ad, anull, bd, bnull, &state->ssup[col]);
+}
+
 /* the first ncols key columns, through the probe if one side is it */
 static int
 compare_leading_keys(FractamIndexState *state, IndexTuple ta, IndexTuple tb,
@@ -262,19 +289,22 @@ fractam_compare_item_keys(void *arg, const char *a, Size alen,
 }
 
 /*
- * The tree's group comparator (FtTree.groupcmp, for placing leaf splits):
- * entries are in one group when they are equal in all key columns but the
- * last, which is where keys like (sensor, time) grow; in a one-column
- * index, when their key is equal (the heap TID grows).
+ * How many leading key columns two entries share (FtTree.sharedcols, for
+ * placing leaf splits).  Uses the probe when one side is it.
  */
 int
-fractam_compare_item_group(void *arg, const char *a, Size alen,
+fractam_shared_key_columns(void *arg, const char *a, Size alen,
 						   const char *b, Size blen)
 {
 	FractamIndexState *state = (FractamIndexState *) arg;
+	IndexTuple	ta = (IndexTuple) a;
+	IndexTuple	tb = (IndexTuple) b;
+	int			n;
 
-	return compare_leading_keys(state, (IndexTuple) a, (IndexTuple) b,
-								Max(state->nkeyatts - 1, 1));
+	for (n = 0; n < state->nkeyatts; n++)
+		if (compare_one_column(state, ta, tb, n) != 0)
+			break;
+	return n;
 }
 
 /* The tree's comparator: key columns, then heap TID */

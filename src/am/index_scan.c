@@ -119,7 +119,7 @@ fractam_search_tree(Relation index, FtTree *tree, FractamSearchCtx *ctx)
 	ctx->key = NULL;
 	tree->cmp = fractam_search_cmp;
 	tree->cmp_arg = ctx;
-	tree->groupcmp = NULL;		/* takes the index state, not ctx */
+	tree->sharedcols = NULL;	/* takes the index state, not ctx */
 }
 
 bool

@@ -29,6 +29,14 @@
 typedef int (*FtCompareFn) (void *arg, const char *a, Size alen,
 							const char *b, Size blen);
 
+/*
+ * How many leading key columns two items share (the caller's notion of a
+ * key made of columns; 0 if none).  Tells where keys that grow at many
+ * points at once are appended to (see append_cut in ft_flush.c).
+ */
+typedef int (*FtSharedPrefixFn) (void *arg, const char *a, Size alen,
+								 const char *b, Size blen);
+
 /* Message kinds stored in buffer nodes */
 #define FT_MSG_INSERT	1
 #define FT_MSG_DELETE	2
@@ -61,10 +69,8 @@ typedef struct FtTree
 	FtRootCache *rootcache;		/* or NULL */
 	Size		max_item_size;	/* longest item this tree can hold (at
 								 * most FT_MAX_ITEM_SIZE); 0 = unknown */
-	FtCompareFn groupcmp;		/* or NULL: 0 when two items belong to one
-								 * group of items appended to in order (all
-								 * but the last key column equal), for
-								 * placing leaf splits (ft_flush.c) */
+	FtSharedPrefixFn sharedcols;	/* or NULL: for placing leaf splits
+									 * (ft_flush.c append_cut) */
 } FtTree;
 
 /* Largest item the tree accepts (also bounds pivots and messages) */

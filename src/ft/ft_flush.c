@@ -150,31 +150,35 @@ ft_prefetch_move_leaves(FtTree *tree, BlockNumber xblk, Size need)
  * fillfactor" (as on the rightmost leaf), or the index of the first item of
  * the right page.
  *
- * Keys that grow at many points at once, such as (sensor, time), append to
- * the end of their group (the items equal in tree->groupcmp).  A balanced
- * split then leaves the left half of every such leaf half empty for good:
- * nothing is ever inserted there again.  So, as nbtree's "split after new
- * item" does, a new item at the end of the leaf fills the left page to
- * fillfactor, and a new item that ends a run of FT_APPEND_RUN or more items
- * of its group, followed by another group, is cut right after: its group's
- * later appends go to the left page, which fills up, and the right page
- * keeps what follows.  Random inserts rarely meet either condition, and
- * when they do the cost is one uneven split.
+ * Keys that grow at many points at once, such as (sensor, time) or (price,
+ * time, customer), are appended to the end of their group: the items that
+ * share a prefix of key columns with the new item.  A balanced split then
+ * leaves the left half of every such leaf half empty for good: nothing is
+ * inserted there again.  So, as nbtree's "split after new item" does, a new
+ * item at the end of the leaf fills the left page to fillfactor, and a new
+ * item that shares more leading columns with the item before it than with
+ * the item after it, and ends a run of at least FT_APPEND_RUN items of that
+ * group, is cut right after: its group's later appends fill the left page,
+ * and the right page keeps the next group.  Random inserts rarely meet
+ * either condition (the new item would have to be the last of its group on
+ * the page, at the very split), and when they do the cost is one uneven
+ * split.
  */
 static int
 append_cut(FtTree *tree, char **items, Size *lens, int nitems, int newidx)
 {
+	int			shared_right;
 	int			run;
 
 	if (newidx == nitems - 1)
 		return 0;
-	if (tree->groupcmp == NULL || newidx < FT_APPEND_RUN ||
-		tree->groupcmp(tree->cmp_arg, items[newidx], lens[newidx],
-					   items[newidx + 1], lens[newidx + 1]) == 0)
+	if (tree->sharedcols == NULL || newidx < FT_APPEND_RUN)
 		return -1;
+	shared_right = tree->sharedcols(tree->cmp_arg, items[newidx], lens[newidx],
+									items[newidx + 1], lens[newidx + 1]);
 	for (run = 1; run <= FT_APPEND_RUN; run++)
-		if (tree->groupcmp(tree->cmp_arg, items[newidx - run], lens[newidx - run],
-						   items[newidx], lens[newidx]) != 0)
+		if (tree->sharedcols(tree->cmp_arg, items[newidx - run], lens[newidx - run],
+							 items[newidx], lens[newidx]) <= shared_right)
 			return -1;
 	return newidx + 1;
 }

@@ -297,6 +297,7 @@ typedef struct InsertTarget
 {
 	int			childidx;
 	BlockNumber child;
+	Buffer		child_recent;	/* where the child was seen, or Invalid */
 	bool		rightmost_child;	/* the rightmost page of the level below */
 	bool		slice_empty;	/* no message for the child's range here */
 	bool		direct;			/* level 1: slice empty and applying costs
@@ -361,6 +362,7 @@ examine_target(FtTree *tree, Page bpage, const char *item, Size len,
 
 	t->childidx = ft_child_index(tree, bpage, item, len, false);
 	t->child = ft_child_block(bpage, t->childidx);
+	t->child_recent = InvalidBuffer;
 	t->rightmost_child = FtPageIsRightmost(bopaque) &&
 		t->childidx == bopaque->ft_nchildren - 1;
 
@@ -383,7 +385,7 @@ examine_target(FtTree *tree, Page bpage, const char *item, Size len,
 	t->direct = bopaque->ft_level == 1 && t->slice_empty &&
 		(!tree->buffering || t->rightmost_child ||
 		 (tree->direct_apply &&
-		  (unique || ft_leaf_resident(tree, t->child))));
+		  (unique || ft_leaf_resident(tree, t->child, &t->child_recent))));
 }
 
 typedef enum InsertStep
@@ -553,7 +555,8 @@ insert_two_level(FtTree *tree, const char *item, Size len, FtDescent *d,
 		}
 		if (direct && !exclusive)
 		{
-			Buffer		lbuf = ft_getbuf(tree, lt.child, BUFFER_LOCK_EXCLUSIVE);
+			Buffer		lbuf = ft_getbuf_recent(tree, lt.child, BUFFER_LOCK_EXCLUSIVE,
+												lt.child_recent);
 			LeafInsertResult res = leaf_insert(tree, lbuf, item, len, u);
 
 			if (res == LEAF_INSERTED && lt.rightmost_child)
@@ -663,7 +666,8 @@ insert_one_level(FtTree *tree, const char *item, Size len, FtDescent *d,
 		if (t.direct)
 		{
 			/* adaptive direct apply, B share-locked */
-			Buffer		lbuf = ft_getbuf(tree, t.child, BUFFER_LOCK_EXCLUSIVE);
+			Buffer		lbuf = ft_getbuf_recent(tree, t.child, BUFFER_LOCK_EXCLUSIVE,
+												t.child_recent);
 			LeafInsertResult res = leaf_insert(tree, lbuf, item, len, u);
 
 			if (res == LEAF_INSERTED && t.rightmost_child)

@@ -92,7 +92,9 @@ extern void ft_slice_range(FtTree *tree, Page page, int childidx,
 extern bool ft_must_move_right(FtTree *tree, Page page, const char *key,
 							   Size len, bool strict);
 extern Size ft_item_space(Size len);
-extern bool ft_leaf_resident(FtTree *tree, BlockNumber blkno);
+extern bool ft_leaf_resident(FtTree *tree, BlockNumber blkno, Buffer *recent);
+extern Buffer ft_getbuf_recent(FtTree *tree, BlockNumber blkno, int access,
+							   Buffer recent);
 extern void ft_rewrite_leaf_page(Page page, FtPageOpaque template,
 								 char **items, Size *lens, int nitems,
 								 const char *hikey, Size hikeylen);

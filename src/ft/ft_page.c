@@ -606,15 +606,18 @@ ft_item_space(Size len)
  * Is the page already in shared buffers?  Used to decide between applying
  * a change directly to a leaf (no I/O) and buffering it.  A pure lookup in
  * the buffer mapping table: it neither reads nor prefetches the page.
+ * *recent gets the buffer it was found in (InvalidBuffer if none is known),
+ * for ft_getbuf_recent: reading it then costs no second lookup.
  */
 bool
-ft_leaf_resident(FtTree *tree, BlockNumber blkno)
+ft_leaf_resident(FtTree *tree, BlockNumber blkno, Buffer *recent)
 {
 	BufferTag	tag;
 	uint32		hash;
 	LWLock	   *partlock;
 	int			id;
 
+	*recent = InvalidBuffer;
 	if (RelationUsesLocalBuffers(tree->rel))
 		return true;
 	INIT_BUFFERTAG(tag, tree->rel->rd_node, MAIN_FORKNUM, blkno);
@@ -623,7 +626,28 @@ ft_leaf_resident(FtTree *tree, BlockNumber blkno)
 	LWLockAcquire(partlock, LW_SHARED);
 	id = BufTableLookup(&tag, hash);
 	LWLockRelease(partlock);
-	return id >= 0;
+	if (id < 0)
+		return false;
+	*recent = id + 1;
+	return true;
+}
+
+/*
+ * ft_getbuf for a page that was seen in buffer recent a moment ago (see
+ * ft_leaf_resident): pin that buffer directly if it still holds the page.
+ */
+Buffer
+ft_getbuf_recent(FtTree *tree, BlockNumber blkno, int access, Buffer recent)
+{
+	Buffer		buf;
+
+	if (!BufferIsValid(recent) ||
+		!ReadRecentBuffer(tree->rel->rd_node, MAIN_FORKNUM, blkno, recent))
+		return ft_getbuf(tree, blkno, access);
+	buf = recent;
+	LockBuffer(buf, access);
+	ft_checkpage(tree->rel, buf);
+	return buf;
 }
 
 /*
