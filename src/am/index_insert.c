@@ -17,12 +17,13 @@
  *
  * First ft_insert_unique tries to check and insert in one descent: when
  * nothing is buffered above the key's leaf, the leaf alone holds every entry
- * with the key, next to where ours goes, so the tree inserts ours right away
- * if its neighbours have other keys (nearly always, for new keys).  Only if
- * that cannot decide (an entry with the key exists, or entries for the leaf
- * are still buffered) does check_unique search the tree for the key, which
- * merges leaves and buffered messages, and look up each entry found in the
- * table; then the entry is inserted by a plain ft_insert.
+ * with the key, in one run next to where ours goes; the tree hands each of
+ * them to accept_entry (a table lookup, under the leaf's lock, as nbtree
+ * does) and inserts ours if none conflicts.  Only if that cannot decide
+ * (entries for the leaf are still buffered, or the run may go on in another
+ * leaf) does check_unique search the tree for the key, which merges leaves
+ * and buffered messages, and look up each entry found in the table; then
+ * the entry is inserted by a plain ft_insert.
  *
  *-------------------------------------------------------------------------
  */
@@ -84,14 +85,88 @@ typedef enum UniqueResult
 	UNIQUE_WAIT					/* a conflicting row's xact is in progress */
 } UniqueResult;
 
+/* One unique check: the new entry, and what was found */
+typedef struct UniqueCheck
+{
+	Relation	heap;
+	IndexTuple	itup;			/* the entry being inserted */
+	IndexUniqueCheck checkUnique;
+	UniqueResult result;		/* the first entry that was not OK */
+	TransactionId xwait;		/* UNIQUE_WAIT: the transaction */
+	uint32		spectoken;		/* and its speculative insertion token */
+	ItemPointerData conflict;	/* the conflicting row */
+} UniqueCheck;
+
 /*
- * Look for live entries with the same key as itup.  Fills *xwait and
- * *spectoken when the caller must wait.
+ * Judge one existing entry with the new entry's key: UNIQUE_OK if its row
+ * is dead (or is the new entry's own row), else a conflict or a wait, which
+ * is recorded in uc.
  */
 static UniqueResult
-check_unique(Relation index, Relation heap, IndexTuple itup,
-			 IndexUniqueCheck checkUnique, TransactionId *xwait,
-			 uint32 *spectoken, ItemPointer conflict_tid)
+judge_entry(UniqueCheck *uc, IndexTuple other)
+{
+	SnapshotData SnapshotDirty;
+	bool		all_dead = false;
+	ItemPointerData tid = other->t_tid;
+	TransactionId x;
+
+	if (ItemPointerEquals(&tid, &uc->itup->t_tid))
+		return UNIQUE_OK;		/* our own entry (UNIQUE_CHECK_EXISTING) */
+
+	InitDirtySnapshot(SnapshotDirty);
+	if (!table_index_fetch_tuple_check(uc->heap, &tid, &SnapshotDirty, &all_dead))
+		return UNIQUE_OK;
+
+	x = TransactionIdIsValid(SnapshotDirty.xmin) ?
+		SnapshotDirty.xmin : SnapshotDirty.xmax;
+	if (TransactionIdIsValid(x))
+	{
+		uc->xwait = x;
+		uc->conflict = tid;
+		uc->spectoken = SnapshotDirty.speculativeToken;
+		uc->result = UNIQUE_WAIT;
+		return UNIQUE_WAIT;
+	}
+
+	/*
+	 * A live conflicting row.  For deferred rechecks of a row that is itself
+	 * dead (for example updated again in the same transaction), there is no
+	 * conflict.
+	 */
+	if (uc->checkUnique == UNIQUE_CHECK_EXISTING)
+	{
+		bool		dummy;
+
+		if (!table_index_fetch_tuple_check(uc->heap, &uc->itup->t_tid,
+										   SnapshotSelf, &dummy))
+			return UNIQUE_OK;
+	}
+	uc->conflict = tid;
+	uc->result = UNIQUE_CONFLICT;
+	return UNIQUE_CONFLICT;
+}
+
+/*
+ * The tree's callback (FtUniqueCheckFn) while it holds the leaf: false
+ * refuses the insert.  UNIQUE_CHECK_PARTIAL inserts anyway and reports
+ * "maybe not unique" (the executor rechecks).
+ */
+static bool
+accept_entry(void *arg, const char *item, Size len)
+{
+	UniqueCheck *uc = (UniqueCheck *) arg;
+
+	if (judge_entry(uc, (IndexTuple) item) == UNIQUE_OK)
+		return true;
+	return uc->checkUnique == UNIQUE_CHECK_PARTIAL;
+}
+
+/*
+ * Search the tree for live entries with the new entry's key (leaves and
+ * buffered messages); the result is in uc.
+ */
+static void
+check_unique(Relation index, UniqueCheck *uc)
 {
 	FtTree		tree;
 	FractamSearchCtx ctx;
@@ -100,7 +175,6 @@ check_unique(Relation index, Relation heap, IndexTuple itup,
 	FractamIndexState *state;
 	const char *item;
 	Size		len;
-	UniqueResult result = UNIQUE_OK;
 	int			i;
 
 	fractam_search_tree(index, &tree, &ctx);
@@ -114,7 +188,7 @@ check_unique(Relation index, Relation heap, IndexTuple itup,
 		c->attno = i + 1;
 		c->cmp = index_getprocinfo(index, i + 1, FRACTAM_CMP_PROC);
 		c->collation = index->rd_indcollation[i];
-		c->arg = index_getattr(itup, i + 1, state->tupdesc, &c->isnull);
+		c->arg = index_getattr(uc->itup, i + 1, state->tupdesc, &c->isnull);
 		c->desc = (option & INDOPTION_DESC) != 0;
 		c->nulls_first = (option & INDOPTION_NULLS_FIRST) != 0;
 	}
@@ -129,51 +203,13 @@ check_unique(Relation index, Relation heap, IndexTuple itup,
 	while (ft_scan_next(scan, &item, &len))
 	{
 		IndexTuple	other = (IndexTuple) item;
-		SnapshotData SnapshotDirty;
-		bool		all_dead = false;
-		ItemPointerData tid;
 
-		if (fractam_compare_keys(state, other, itup) != 0)
+		if (fractam_compare_keys(state, other, uc->itup) != 0)
 			break;
-		tid = other->t_tid;
-		if (ItemPointerEquals(&tid, &itup->t_tid))
-			continue;			/* our own entry (UNIQUE_CHECK_EXISTING) */
-
-		InitDirtySnapshot(SnapshotDirty);
-		if (table_index_fetch_tuple_check(heap, &tid, &SnapshotDirty, &all_dead))
-		{
-			TransactionId x = TransactionIdIsValid(SnapshotDirty.xmin) ?
-			SnapshotDirty.xmin : SnapshotDirty.xmax;
-
-			if (TransactionIdIsValid(x))
-			{
-				*xwait = x;
-				*conflict_tid = tid;
-				*spectoken = SnapshotDirty.speculativeToken;
-				result = UNIQUE_WAIT;
-				break;
-			}
-
-			/*
-			 * A live conflicting row.  For deferred rechecks of a row that
-			 * is itself dead (for example updated again in the same
-			 * transaction), there is no conflict.
-			 */
-			if (checkUnique == UNIQUE_CHECK_EXISTING)
-			{
-				bool		dummy;
-
-				if (!table_index_fetch_tuple_check(heap, &itup->t_tid,
-												   SnapshotSelf, &dummy))
-					continue;
-			}
-			*conflict_tid = tid;
-			result = UNIQUE_CONFLICT;
+		if (judge_entry(uc, other) != UNIQUE_OK)
 			break;
-		}
 	}
 	ft_scan_end(scan);
-	return result;
 }
 
 static void
@@ -190,21 +226,21 @@ report_unique_violation(Relation index, Relation heap, IndexTuple itup)
 }
 
 /*
- * ft_insert (or, with unique, ft_insert_unique) with the entry deformed
- * once for all its comparisons.
+ * ft_insert (or, with uc, ft_insert_unique) with the entry deformed once for
+ * all its comparisons.
  */
-static bool
+static FtUniqueResult
 insert_entry(FtTree *tree, FractamIndexState *state, IndexTuple itup,
-			 bool unique)
+			 UniqueCheck *uc)
 {
-	bool		inserted = true;
+	FtUniqueResult res = FT_UNIQUE_INSERTED;
 
 	fractam_set_probe(state, itup);
 	PG_TRY();
 	{
-		if (unique)
-			inserted = ft_insert_unique(tree, (char *) itup, IndexTupleSize(itup),
-										fractam_compare_item_keys);
+		if (uc)
+			res = ft_insert_unique(tree, (char *) itup, IndexTupleSize(itup),
+								   fractam_compare_item_keys, accept_entry, uc);
 		else
 			ft_insert(tree, (char *) itup, IndexTupleSize(itup));
 	}
@@ -213,7 +249,7 @@ insert_entry(FtTree *tree, FractamIndexState *state, IndexTuple itup,
 		fractam_set_probe(state, NULL);
 	}
 	PG_END_TRY();
-	return inserted;
+	return res;
 }
 
 bool
@@ -243,7 +279,7 @@ fractam_insert(Relation index, Datum *values, bool *isnull,
 		(anynull && !indexInfo->ii_NullsNotDistinct))
 	{
 		if (checkUnique != UNIQUE_CHECK_EXISTING)
-			insert_entry(&tree, state, itup, false);
+			insert_entry(&tree, state, itup, NULL);
 		pfree(itup);
 		return true;
 	}
@@ -251,49 +287,67 @@ fractam_insert(Relation index, Datum *values, bool *isnull,
 	for (;;)
 	{
 		LWLock	   *lock = unique_lock_for(index, state, itup);
-		TransactionId xwait = InvalidTransactionId;
-		uint32		spectoken = 0;
-		ItemPointerData conflict;
-		UniqueResult ur;
+		UniqueCheck uc;
+
+		uc.heap = heapRel;
+		uc.itup = itup;
+		uc.checkUnique = checkUnique;
+		uc.result = UNIQUE_OK;
+		uc.xwait = InvalidTransactionId;
+		uc.spectoken = 0;
+		ItemPointerSetInvalid(&uc.conflict);
 
 		LWLockAcquire(lock, LW_EXCLUSIVE);
 
 		/*
-		 * Usually the tree can tell on its way to the leaf that no entry
-		 * with this key exists, and inserts ours at once: one descent, no
-		 * separate search.
+		 * Usually the tree decides on the insert's own descent, seeing every
+		 * entry with this key next to where ours goes in its leaf (judged by
+		 * accept_entry under the leaf's lock): one descent, no search.
 		 */
-		if (checkUnique != UNIQUE_CHECK_EXISTING &&
-			insert_entry(&tree, state, itup, true))
+		if (checkUnique != UNIQUE_CHECK_EXISTING)
 		{
-			LWLockRelease(lock);
-			unique_stats.in_descent++;
-			break;
+			FtUniqueResult res = insert_entry(&tree, state, itup, &uc);
+
+			if (res != FT_UNIQUE_UNDECIDED)
+				unique_stats.in_descent++;
+			if (res == FT_UNIQUE_INSERTED)
+			{
+				LWLockRelease(lock);
+				if (uc.result != UNIQUE_OK)
+					result = false; /* PARTIAL: maybe not unique */
+				break;
+			}
+			if (res == FT_UNIQUE_UNDECIDED)
+				uc.result = UNIQUE_OK;	/* forget what it saw: search */
 		}
 
-		unique_stats.searched++;
-		ur = check_unique(index, heapRel, itup, checkUnique, &xwait,
-						  &spectoken, &conflict);
-		if (ur == UNIQUE_WAIT && checkUnique != UNIQUE_CHECK_PARTIAL)
+		/* otherwise search for the key */
+		if (uc.result == UNIQUE_OK)
+		{
+			unique_stats.searched++;
+			check_unique(index, &uc);
+		}
+		if (uc.result == UNIQUE_WAIT && checkUnique != UNIQUE_CHECK_PARTIAL)
 		{
 			/* never wait while holding the lock */
 			LWLockRelease(lock);
 			unique_stats.waited++;
-			if (spectoken)
-				SpeculativeInsertionWait(xwait, spectoken);
+			if (uc.spectoken)
+				SpeculativeInsertionWait(uc.xwait, uc.spectoken);
 			else
-				XactLockTableWait(xwait, heapRel, &conflict, XLTW_InsertIndex);
+				XactLockTableWait(uc.xwait, heapRel, &uc.conflict,
+								  XLTW_InsertIndex);
 			continue;
 		}
-		if (ur == UNIQUE_CONFLICT && checkUnique != UNIQUE_CHECK_PARTIAL)
+		if (uc.result == UNIQUE_CONFLICT && checkUnique != UNIQUE_CHECK_PARTIAL)
 		{
 			LWLockRelease(lock);
 			report_unique_violation(index, heapRel, itup);
 		}
-		if (ur != UNIQUE_OK)
+		if (uc.result != UNIQUE_OK)
 			result = false;		/* PARTIAL: maybe not unique, recheck later */
 		if (checkUnique != UNIQUE_CHECK_EXISTING)
-			insert_entry(&tree, state, itup, false);
+			insert_entry(&tree, state, itup, NULL);
 		LWLockRelease(lock);
 		break;
 	}

@@ -136,8 +136,19 @@ extern void ft_routecache_stats(FtRouteCacheStats *stats);
 
 /* ft_insert.c */
 extern void ft_insert(FtTree *tree, const char *item, Size len);
-extern bool ft_insert_unique(FtTree *tree, const char *item, Size len,
-							 FtCompareFn keycmp);
+typedef enum FtUniqueResult
+{
+	FT_UNIQUE_INSERTED,
+	FT_UNIQUE_REJECTED,			/* the check refused an item with the key */
+	FT_UNIQUE_UNDECIDED			/* the caller must search for the key */
+} FtUniqueResult;
+
+/* judges a stored item with the key: false refuses the unique insert */
+typedef bool (*FtUniqueCheckFn) (void *arg, const char *item, Size len);
+
+extern FtUniqueResult ft_insert_unique(FtTree *tree, const char *item,
+									   Size len, FtCompareFn keycmp,
+									   FtUniqueCheckFn check, void *checkarg);
 
 /* ft_scan.c */
 typedef struct FtScanData *FtScan;

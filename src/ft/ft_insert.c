@@ -42,74 +42,97 @@ typedef enum LeafInsertResult
 {
 	LEAF_INSERTED,
 	LEAF_FULL,					/* no room, or an equal key to replace */
-	LEAF_KEY_MAY_EXIST			/* unique insert: an item with the same key
-								 * is (or may be) stored; nothing done */
+	LEAF_KEY_MAY_EXIST,			/* unique insert: an item with the same key
+								 * may be stored where this leaf does not
+								 * show; nothing done */
+	LEAF_KEY_REJECTED			/* unique insert: the caller's check refused
+								 * an item with the same key; nothing done */
 } LeafInsertResult;
 
 /*
- * A unique insert (ft_insert_unique) puts its item into a leaf only when
- * it can tell, from the leaf it holds exclusively, that no item with the
- * same key exists anywhere.  It can when nothing is buffered above the
+ * A unique insert (ft_insert_unique) decides on a leaf it holds
+ * exclusively whether the key is new, when nothing is buffered above the
  * leaf for the leaf's range (the direct-apply condition) and the leaf's
  * range covers every position an item with that key could take: items are
- * sorted by (key, rest), so such items sit next to the insert position,
- * and they can only be in a neighbouring leaf if a bound of this leaf has
- * the same key.  keycmp compares keys only (see ft_insert_unique); low is
- * the leaf's lower bound (lowlen 0: minus infinity), known from the
- * pivots on the way down.  NULL keycmp: a plain insert.
+ * sorted by (key, rest), so such items form one run next to the insert
+ * position, and the run can only continue into a neighbouring leaf if a
+ * bound of this leaf has the same key.  The caller's check sees every item
+ * of the run (if any) and may refuse the insert.  keycmp compares keys only
+ * (see ft_insert_unique); low is the leaf's lower bound (lowlen 0: minus
+ * infinity), known from the pivots on the way down.  NULL: a plain insert.
  */
 typedef struct UniqueProbe
 {
 	FtCompareFn keycmp;
+	FtUniqueCheckFn check;
+	void	   *checkarg;
 	const char *low;
 	Size		lowlen;
 } UniqueProbe;
 
 /*
- * May an item with item's key exist, given that item would go at off of
- * leaf page (found: an equal item is there already)?
+ * The unique check of item, which would go at off of leaf page (found: an
+ * equal item is there already): LEAF_INSERTED means "go ahead".
  */
-static bool
-leaf_may_hold_key(FtTree *tree, const UniqueProbe *u, Page page,
-				  OffsetNumber off, bool found, const char *item, Size len)
+static LeafInsertResult
+leaf_check_key(FtTree *tree, const UniqueProbe *u, Page page,
+			   OffsetNumber off, bool found, const char *item, Size len)
 {
 	FtPageOpaque opaque = FtPageGetOpaque(page);
+	OffsetNumber first = FtFirstDataOffset(opaque);
+	OffsetNumber maxoff = PageGetMaxOffsetNumber(page);
+	OffsetNumber lo = off;
+	OffsetNumber hi = off;
+	OffsetNumber o;
 	char	   *other;
 	Size		olen;
 
 	if (found)
-		return true;
+		return LEAF_KEY_MAY_EXIST;
 
-	/* the item before the insert position, or the leaf's lower bound */
-	if (off > FtFirstDataOffset(opaque))
+	/* the run of items with item's key: [lo, hi) */
+	while (lo > first)
 	{
-		other = ft_page_item(page, off - 1, &olen);
-		if (u->keycmp(tree->cmp_arg, other, olen, item, len) == 0)
-			return true;
+		other = ft_page_item(page, lo - 1, &olen);
+		if (u->keycmp(tree->cmp_arg, other, olen, item, len) != 0)
+			break;
+		lo--;
 	}
-	else if (u->lowlen > 0 &&
-			 u->keycmp(tree->cmp_arg, u->low, u->lowlen, item, len) == 0)
-		return true;
+	while (hi <= maxoff)
+	{
+		other = ft_page_item(page, hi, &olen);
+		if (u->keycmp(tree->cmp_arg, other, olen, item, len) != 0)
+			break;
+		hi++;
+	}
 
-	/* the item after it, or the high key */
-	if (off <= PageGetMaxOffsetNumber(page))
-	{
-		other = ft_page_item(page, off, &olen);
-		if (u->keycmp(tree->cmp_arg, other, olen, item, len) == 0)
-			return true;
-	}
-	else if (!FtPageIsRightmost(opaque))
+	/* does it go on in a neighbouring leaf? */
+	if (lo == first && u->lowlen > 0 &&
+		u->keycmp(tree->cmp_arg, u->low, u->lowlen, item, len) == 0)
+		return LEAF_KEY_MAY_EXIST;
+	if (hi > maxoff && !FtPageIsRightmost(opaque))
 	{
 		other = ft_page_item(page, FT_HIKEY, &olen);
 		if (u->keycmp(tree->cmp_arg, other, olen, item, len) == 0)
-			return true;
+			return LEAF_KEY_MAY_EXIST;
 	}
-	return false;
+
+	/* the run is all there is: let the caller judge each item */
+	for (o = lo; o < hi; o++)
+	{
+		if (u->check == NULL)
+			return LEAF_KEY_MAY_EXIST;
+		other = ft_page_item(page, o, &olen);
+		if (!u->check(u->checkarg, other, olen))
+			return LEAF_KEY_REJECTED;
+	}
+	return LEAF_INSERTED;
 }
 
 /*
  * Add item to a leaf we hold exclusively, if it fits (and, for a unique
- * insert, if no item with the same key may exist).
+ * insert, if the leaf shows every item with its key and the check accepts
+ * them).
  */
 static LeafInsertResult
 leaf_insert(FtTree *tree, Buffer lbuf, const char *item, Size len,
@@ -120,8 +143,14 @@ leaf_insert(FtTree *tree, Buffer lbuf, const char *item, Size len,
 	OffsetNumber off;
 
 	off = ft_leaf_lower_bound(tree, page, item, len, &found);
-	if (u && leaf_may_hold_key(tree, u, page, off, found, item, len))
-		return LEAF_KEY_MAY_EXIST;
+	if (u)
+	{
+		LeafInsertResult check = leaf_check_key(tree, u, page, off, found,
+												item, len);
+
+		if (check != LEAF_INSERTED)
+			return check;
+	}
 	if (found)
 	{
 		Size		olen;
@@ -393,10 +422,20 @@ typedef enum InsertStep
 	INSERT_DONE,
 	INSERT_RETRY,				/* start over */
 	INSERT_RETRY_EXCLUSIVE,		/* start over, locking exclusively */
-	INSERT_KEY_MAY_EXIST		/* unique insert: the tree cannot rule out an
+	INSERT_KEY_MAY_EXIST,		/* unique insert: the tree cannot rule out an
 								 * item with the same key cheaply; nothing
 								 * was inserted */
+	INSERT_KEY_REJECTED			/* unique insert: the caller's check refused
+								 * an item with the same key */
 } InsertStep;
+
+/* the InsertStep of a unique check's refusal or doubt */
+static InsertStep
+key_step(LeafInsertResult res)
+{
+	Assert(res == LEAF_KEY_MAY_EXIST || res == LEAF_KEY_REJECTED);
+	return res == LEAF_KEY_REJECTED ? INSERT_KEY_REJECTED : INSERT_KEY_MAY_EXIST;
+}
 
 /*
  * Insert into a leaf that is the root (tree of height 1).
@@ -424,8 +463,8 @@ insert_into_root_leaf(FtTree *tree, const char *item, Size len,
 	}
 	res = leaf_insert(tree, d.buf, item, len, u);
 	UnlockReleaseBuffer(d.buf);
-	if (res == LEAF_KEY_MAY_EXIST)
-		return INSERT_KEY_MAY_EXIST;
+	if (res == LEAF_KEY_MAY_EXIST || res == LEAF_KEY_REJECTED)
+		return key_step(res);
 	if (res == LEAF_FULL)
 	{
 		ft_make_room(tree, item, len, 1);
@@ -451,7 +490,7 @@ apply_with_rewrite(FtTree *tree, Buffer bbuf, int childidx,
 	if (res != LEAF_FULL)
 	{
 		UnlockReleaseBuffer(lbuf);
-		return res == LEAF_INSERTED ? INSERT_DONE : INSERT_KEY_MAY_EXIST;
+		return res == LEAF_INSERTED ? INSERT_DONE : key_step(res);
 	}
 	if (ft_flush_child(tree, bbuf, childidx, lbuf, item, len) == FT_FLUSH_DONE)
 		return INSERT_DONE;
@@ -569,8 +608,8 @@ insert_two_level(FtTree *tree, const char *item, Size len, FtDescent *d,
 				note_buffered(tree, false);
 				return INSERT_DONE;
 			}
-			if (res == LEAF_KEY_MAY_EXIST)
-				return INSERT_KEY_MAY_EXIST;
+			if (res != LEAF_FULL)
+				return key_step(res);
 			/* the leaf must be rewritten or split: needs X exclusive */
 			return INSERT_RETRY_EXCLUSIVE;
 		}
@@ -676,8 +715,8 @@ insert_one_level(FtTree *tree, const char *item, Size len, FtDescent *d,
 			if (res != LEAF_FULL)
 			{
 				UnlockReleaseBuffer(d->buf);
-				if (res == LEAF_KEY_MAY_EXIST)
-					return INSERT_KEY_MAY_EXIST;
+				if (res != LEAF_INSERTED)
+					return key_step(res);
 				note_buffered(tree, false);
 				return INSERT_DONE;
 			}
@@ -753,27 +792,17 @@ insert_one_level(FtTree *tree, const char *item, Size len, FtDescent *d,
 }
 
 /*
- * The insert itself; with keycmp, a unique insert (see ft_insert_unique).
+ * The insert itself; with u, a unique insert (see ft_insert_unique).
  */
-static bool
-insert_item(FtTree *tree, const char *item, Size len, FtCompareFn keycmp)
+static FtUniqueResult
+insert_item(FtTree *tree, const char *item, Size len, UniqueProbe *u)
 {
 	bool		want_exclusive = false;
-	UniqueProbe probe;
-	UniqueProbe *u = NULL;
 
 	ft_check_item_size(tree, len);
 
-	if (keycmp)
-	{
-		probe.keycmp = keycmp;
-		probe.low = NULL;
-		probe.lowlen = 0;
-		u = &probe;
-	}
-
-	if (try_fastpath(tree, item, len, keycmp))
-		return true;
+	if (try_fastpath(tree, item, len, u ? u->keycmp : NULL))
+		return FT_UNIQUE_INSERTED;
 
 	for (;;)
 	{
@@ -806,9 +835,11 @@ insert_item(FtTree *tree, const char *item, Size len, FtCompareFn keycmp)
 			pfree(d.lowkey);
 
 		if (step == INSERT_DONE)
-			return true;
+			return FT_UNIQUE_INSERTED;
 		if (step == INSERT_KEY_MAY_EXIST)
-			return false;
+			return FT_UNIQUE_UNDECIDED;
+		if (step == INSERT_KEY_REJECTED)
+			return FT_UNIQUE_REJECTED;
 		want_exclusive = (step == INSERT_RETRY_EXCLUSIVE);
 	}
 }
@@ -820,24 +851,38 @@ ft_insert(FtTree *tree, const char *item, Size len)
 }
 
 /*
- * Insert item only if the tree can tell, without reading anything a plain
- * insert would not, that no item with the same key exists.  keycmp
- * compares the key part of two items (the tree's comparator must order
- * items by key first, so that items with equal keys are adjacent).
+ * A unique insert: item goes in only if the tree can tell, without reading
+ * anything a plain insert would not, which items with the same key exist,
+ * and check accepts each of them.  keycmp compares the key part of two
+ * items (the tree's comparator must order items by key first, so that
+ * items with equal keys are adjacent).  check (arg, an item with the same
+ * key) returns false to refuse the insert; it is called with the leaf
+ * locked exclusively (and the buffer nodes above it share-locked), so it
+ * must not wait for anything but short-term locks of other relations.  It
+ * may be called more than once for an item (after a retry).
  *
- * Returns true if the item was inserted.  False means nothing was
- * inserted and items with the same key may exist (in a leaf, or buffered:
- * the answer is false wherever a plain insert would buffer); the caller
- * must look for them, and insert with ft_insert if it decides to.
+ * FT_UNIQUE_INSERTED: done.  FT_UNIQUE_REJECTED: check refused an item;
+ * nothing was inserted.  FT_UNIQUE_UNDECIDED: nothing was inserted, and
+ * items with the same key may exist where the insert's descent does not see
+ * them (buffered, or in another leaf; the answer is "undecided" wherever a
+ * plain insert would buffer): the caller must search for them, and insert
+ * with ft_insert if it decides to.
  *
  * The caller serializes unique inserts of equal keys (src/am holds a lock
- * on the key's hash across the check and the insertion).  This function
- * only guarantees that, when it inserts, no item with the key was stored
- * while it held the leaf.
+ * on the key's hash across the check and the insertion), which keeps what
+ * the check saw true until the item is in.
  */
-bool
-ft_insert_unique(FtTree *tree, const char *item, Size len, FtCompareFn keycmp)
+FtUniqueResult
+ft_insert_unique(FtTree *tree, const char *item, Size len,
+				 FtCompareFn keycmp, FtUniqueCheckFn check, void *checkarg)
 {
+	UniqueProbe probe;
+
 	Assert(keycmp != NULL);
-	return insert_item(tree, item, len, keycmp);
+	probe.keycmp = keycmp;
+	probe.check = check;
+	probe.checkarg = checkarg;
+	probe.low = NULL;
+	probe.lowlen = 0;
+	return insert_item(tree, item, len, &probe);
 }
