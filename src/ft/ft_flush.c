@@ -258,16 +258,21 @@ cut_pages(FtTree *tree, char **items, Size *lens, int nitems,
 
 /*
  * Describe how to turn leaf page old into the leaf holding items (its
- * merge with a slice; no split) as an FtLeafDelta (see ft_page.h): the
- * offsets of old items that go (deleted or replaced), then the new items
- * with their final offsets.  Kept items are recognized by address: the
- * merge returns pointers into old for them.
+ * merge with a slice) as an FtLeafDelta (see ft_page.h): the offsets of old
+ * items that go (deleted or replaced), then the new items with their final
+ * offsets.  Kept items are recognized by address: the merge returns
+ * pointers into old for them.  With a valid right, old becomes the left
+ * page of a split, ending before hikey (which replaces its high key, if it
+ * had one) and linking to right.
  */
 static char *
 build_leaf_delta(Page old, char **items, Size *lens, int nitems,
+				 const char *hikey, Size hikeylen, BlockNumber right,
 				 uint64 msn, bool count_flush, Size *deltalen)
 {
-	OffsetNumber firstoff = FtFirstDataOffset(FtPageGetOpaque(old));
+	FtPageOpaque oldop = FtPageGetOpaque(old);
+	OffsetNumber firstoff = FtFirstDataOffset(oldop);
+	OffsetNumber newfirst = firstoff;
 	OffsetNumber maxoff = PageGetMaxOffsetNumber(old);
 	OffsetNumber o = firstoff;
 	Size		newbytes = 0;
@@ -280,13 +285,26 @@ build_leaf_delta(Page old, char **items, Size *lens, int nitems,
 	for (i = 0; i < nitems; i++)
 		if (items[i] < (char *) old || items[i] >= (char *) old + BLCKSZ)
 			newbytes += 2 * sizeof(uint16) + lens[i];
+	if (right != InvalidBlockNumber)
+		newbytes += 2 * sizeof(uint16) + hikeylen;
 	delta = palloc(MAXALIGN(sizeof(FtLeafDelta)) +
 				   (maxoff + 1) * sizeof(OffsetNumber) + newbytes);
 	hdr = (FtLeafDelta *) delta;
 	memset(hdr, 0, sizeof(FtLeafDelta));
 	hdr->msn = msn;
 	hdr->flags = count_flush ? FT_LEAF_DELTA_COUNT_FLUSH : 0;
+	hdr->right = InvalidBlockNumber;
 	deleted = (OffsetNumber *) (delta + MAXALIGN(sizeof(FtLeafDelta)));
+
+	if (right != InvalidBlockNumber)
+	{
+		hdr->flags |= FT_LEAF_DELTA_SPLIT;
+		hdr->right = right;
+		/* the old high key goes; the new one will be at FT_HIKEY */
+		if (!FtPageIsRightmost(oldop))
+			deleted[hdr->ndeleted++] = FT_HIKEY;
+		newfirst = OffsetNumberNext(FT_HIKEY);
+	}
 
 	/* old items missing from the output go */
 	for (i = 0; i < nitems; i++)
@@ -301,15 +319,37 @@ build_leaf_delta(Page old, char **items, Size *lens, int nitems,
 	while (o <= maxoff)
 		deleted[hdr->ndeleted++] = o++;
 
+	/* a run of deletions up to the end (a split's right part): one number */
+	hdr->delete_from = InvalidOffsetNumber;
+	if (hdr->ndeleted > 0 && deleted[hdr->ndeleted - 1] == maxoff)
+	{
+		int			k = hdr->ndeleted - 1;
+
+		while (k > 0 && deleted[k - 1] == deleted[k] - 1)
+			k--;
+		hdr->delete_from = deleted[k];
+		hdr->ndeleted = k;
+	}
+
 	/* new items, at their final offsets, in ascending order */
 	p = (char *) (deleted + hdr->ndeleted);
+	if (right != InvalidBlockNumber)
+	{
+		uint16		ih[2] = {FT_HIKEY, (uint16) hikeylen};
+
+		memcpy(p, ih, sizeof(ih));
+		p += sizeof(ih);
+		memcpy(p, hikey, hikeylen);
+		p += hikeylen;
+		hdr->ninserted++;
+	}
 	for (i = 0; i < nitems; i++)
 	{
 		uint16		ih[2];
 
 		if (items[i] >= (char *) old && items[i] < (char *) old + BLCKSZ)
 			continue;
-		ih[0] = firstoff + i;
+		ih[0] = newfirst + i;
 		ih[1] = (uint16) lens[i];
 		memcpy(p, ih, sizeof(ih));
 		p += sizeof(ih);
@@ -464,6 +504,7 @@ ft_flush_child(FtTree *tree, Buffer bbuf, int childidx, Buffer lbuf,
 		 */
 		Size		deltalen;
 		char	   *delta = build_leaf_delta(lcopy.data, items, lens, nitems,
+											 NULL, 0, InvalidBlockNumber,
 											 template.ft_msn, end > first,
 											 &deltalen);
 
@@ -484,34 +525,47 @@ ft_flush_child(FtTree *tree, Buffer bbuf, int childidx, Buffer lbuf,
 		return FT_FLUSH_DONE;
 	}
 
-	START_CRIT_SECTION();
-	for (p = 0; p < npages; p++)
+	/*
+	 * The leaf splits.  It keeps the first part, changed in place and logged
+	 * as a delta like an unsplit leaf (often much less than its image: an
+	 * append point keeps nearly all of it); the new leaves are logged as
+	 * whole images.
+	 */
 	{
-		int			nthis = (p + 1 < npages ? starts[p + 1] : nitems) - starts[p];
-		FtPageOpaqueData t = template;
+		Size		deltalen;
+		char	   *delta = build_leaf_delta(lcopy.data, items, lens, starts[1],
+											 hikeys[0], hikeylens[0],
+											 BufferGetBlockNumber(bufs[1]),
+											 template.ft_msn, end > first,
+											 &deltalen);
 
-		t.ft_right = (p + 1 < npages) ? BufferGetBlockNumber(bufs[p + 1]) : oldright;
-		if (p == 0)
-			t.ft_nsplits += (npages > 1) ? 1 : 0;
-		else
+		START_CRIT_SECTION();
+		ft_apply_leaf_delta(lpage, delta);
+		MarkBufferDirty(lbuf);
+		for (p = 1; p < npages; p++)
 		{
+			int			nthis = (p + 1 < npages ? starts[p + 1] : nitems) - starts[p];
+			FtPageOpaqueData t = template;
+
+			t.ft_right = (p + 1 < npages) ? BufferGetBlockNumber(bufs[p + 1]) : oldright;
 			t.ft_nsplits = 0;
 			t.ft_nflushes = 0;
+			ft_rewrite_leaf_page(BufferGetPage(bufs[p]), &t,
+								 items + starts[p], lens + starts[p], nthis,
+								 hikeys[p], hikeylens[p]);
+			MarkBufferDirty(bufs[p]);
 		}
-		ft_rewrite_leaf_page(BufferGetPage(bufs[p]), &t,
-							 items + starts[p], lens + starts[p], nthis,
-							 hikeys[p], hikeylens[p]);
-		MarkBufferDirty(bufs[p]);
+		ft_apply_flush_to_buffer_node(bpage, first, end - first,
+									  FtFirstDataOffset(FtPageGetOpaque(bpage)) + childidx + 1,
+									  pivots, pivotlens, npages - 1, end > first);
+		MarkBufferDirty(bbuf);
+		ftxlog_flush(tree->rel, bbuf, first, end - first,
+					 FtFirstDataOffset(FtPageGetOpaque(bpage)) + childidx + 1,
+					 pivots, pivotlens, npages - 1, bufs, npages, end > first,
+					 delta, deltalen);
+		END_CRIT_SECTION();
+		pfree(delta);
 	}
-	ft_apply_flush_to_buffer_node(bpage, first, end - first,
-								  FtFirstDataOffset(FtPageGetOpaque(bpage)) + childidx + 1,
-								  pivots, pivotlens, npages - 1, end > first);
-	MarkBufferDirty(bbuf);
-	ftxlog_flush(tree->rel, bbuf, first, end - first,
-				 FtFirstDataOffset(FtPageGetOpaque(bpage)) + childidx + 1,
-				 pivots, pivotlens, npages - 1, bufs, npages, end > first,
-				 NULL, 0);
-	END_CRIT_SECTION();
 
 	for (p = 0; p < npages; p++)
 		UnlockReleaseBuffer(bufs[p]);

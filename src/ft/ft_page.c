@@ -135,16 +135,29 @@ ft_apply_leaf_delta(Page leaf, const char *delta)
 	const char *p = delta + MAXALIGN(sizeof(FtLeafDelta));
 	FtPageOpaque opaque = FtPageGetOpaque(leaf);
 
+	int			ndeleted;
+
 	memcpy(&hdr, delta, sizeof(FtLeafDelta));
-	if (hdr.ndeleted > 0)
+	ndeleted = hdr.ndeleted;
+	memcpy(deleted, p, ndeleted * sizeof(OffsetNumber));
+	p += ndeleted * sizeof(OffsetNumber);
+	if (hdr.delete_from != InvalidOffsetNumber)
 	{
-		memcpy(deleted, p, hdr.ndeleted * sizeof(OffsetNumber));
-		PageIndexMultiDelete(leaf, deleted, hdr.ndeleted);
+		OffsetNumber o;
+
+		for (o = hdr.delete_from; o <= PageGetMaxOffsetNumber(leaf); o++)
+			deleted[ndeleted++] = o;
 	}
-	p += hdr.ndeleted * sizeof(OffsetNumber);
+	if (ndeleted > 0)
+		PageIndexMultiDelete(leaf, deleted, ndeleted);
 	ft_apply_move_lower(leaf, p, hdr.ninserted, hdr.msn);
 	if (hdr.flags & FT_LEAF_DELTA_COUNT_FLUSH)
 		opaque->ft_nflushes++;
+	if (hdr.flags & FT_LEAF_DELTA_SPLIT)
+	{
+		opaque->ft_right = hdr.right;
+		opaque->ft_nsplits++;
+	}
 }
 
 void

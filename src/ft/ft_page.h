@@ -201,10 +201,13 @@ ft_child_block(Page page, int childidx)
 }
 
 /*
- * An in-place change of a leaf by a flush that does not split it (also the
- * block data of its WAL record): this header, then ndeleted OffsetNumbers
- * of the old page (ascending), then ninserted items, each a uint16 final
- * offset, a uint16 length and the bytes, in ascending offset order.
+ * An in-place change of a leaf by a flush (also the block data of its WAL
+ * record): this header, then ndeleted OffsetNumbers of the old page
+ * (ascending), then ninserted items, each a uint16 final offset, a uint16
+ * length and the bytes, in ascending offset order.  With
+ * FT_LEAF_DELTA_SPLIT the leaf becomes the left page of a split: its high
+ * key is one of the inserted items (offset 1), its right link becomes
+ * right, and the split is counted.
  */
 typedef struct FtLeafDelta
 {
@@ -212,9 +215,13 @@ typedef struct FtLeafDelta
 	uint16		ndeleted;
 	uint16		ninserted;
 	uint16		flags;
+	OffsetNumber delete_from;	/* old offsets >= this go too (a split's
+								 * tail), or InvalidOffsetNumber */
+	BlockNumber right;			/* FT_LEAF_DELTA_SPLIT: the new right link */
 } FtLeafDelta;
 
 #define FT_LEAF_DELTA_COUNT_FLUSH	0x0001
+#define FT_LEAF_DELTA_SPLIT			0x0002
 
 /* Page-level helpers shared with redo (ft_page.c) */
 extern void ft_apply_leaf_delta(Page leaf, const char *delta);

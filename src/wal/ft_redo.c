@@ -83,6 +83,7 @@ ft_redo_flush(XLogReaderState *record)
 		PageSetLSN(page, lsn);
 		MarkBufferDirty(bbuf);
 	}
+	i = 0;
 	if (xlrec->flags & FT_XL_LEAF_DELTA)
 	{
 		if (XLogReadBufferForRedo(record, 1, &leaves[0]) == BLK_NEEDS_REDO)
@@ -98,15 +99,13 @@ ft_redo_flush(XLogReaderState *record)
 			PageSetLSN(page, lsn);
 			MarkBufferDirty(leaves[0]);
 		}
+		i = 1;
 	}
-	else
+	for (; i < xlrec->nleaves; i++)
 	{
-		for (i = 0; i < xlrec->nleaves; i++)
-		{
-			if (XLogReadBufferForRedo(record, i + 1, &leaves[i]) != BLK_RESTORED)
-				elog(ERROR, "fractam redo: flush record without leaf image for block %d",
-					 i + 1);
-		}
+		if (XLogReadBufferForRedo(record, i + 1, &leaves[i]) != BLK_RESTORED)
+			elog(ERROR, "fractam redo: flush record without leaf image for block %d",
+				 i + 1);
 	}
 	for (i = 0; i < xlrec->nleaves; i++)
 		if (BufferIsValid(leaves[i]))

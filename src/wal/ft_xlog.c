@@ -73,7 +73,6 @@ ftxlog_flush(Relation rel, Buffer bbuf, OffsetNumber slice_first,
 	xlrec.flags = count_flush ? FT_XL_COUNT_FLUSH : 0;
 	if (leafdelta)
 		xlrec.flags |= FT_XL_LEAF_DELTA;
-	Assert(leafdelta == NULL || nleaves == 1);
 
 	XLogBeginInsert();
 	XLogRegisterData((char *) &xlrec, sizeof(xlrec));
@@ -90,13 +89,10 @@ ftxlog_flush(Relation rel, Buffer bbuf, OffsetNumber slice_first,
 		XLogRegisterBuffer(1, leaves[0], REGBUF_STANDARD);
 		XLogRegisterBufData(1, (char *) leafdelta, leafdeltalen);
 	}
-	else
-	{
-		/* rewritten leaves: one whole image each, never an FPI plus a delta */
-		for (i = 0; i < nleaves; i++)
-			XLogRegisterBuffer(i + 1, leaves[i],
-							   REGBUF_FORCE_IMAGE | REGBUF_STANDARD);
-	}
+	/* new or rewritten leaves: one whole image each, never an FPI plus a delta */
+	for (i = leafdelta ? 1 : 0; i < nleaves; i++)
+		XLogRegisterBuffer(i + 1, leaves[i],
+						   REGBUF_FORCE_IMAGE | REGBUF_STANDARD);
 	recptr = XLogInsert(RM_FRACTAM_ID, XLOG_FT_FLUSH);
 
 	PageSetLSN(BufferGetPage(bbuf), recptr);

@@ -57,8 +57,10 @@ typedef struct xl_ft_insert
  * XLOG_FT_FLUSH: block 0 = buffer node, whose messages at offsets
  * [slice_first, slice_first + nslice) are removed and which gets npivots
  * new pivots at pivot_off, pivot_off + 1, ... (block data: for each pivot a
- * uint16 length and the bytes); blocks 1..nleaves = whole leaf images, or
- * with FT_XL_LEAF_DELTA block 1 = the one leaf, changed in place.
+ * uint16 length and the bytes); blocks 1..nleaves = whole leaf images, but
+ * with FT_XL_LEAF_DELTA block 1 = the old leaf changed in place (data: an
+ * FtLeafDelta; for a split, the leaf becomes the left page) and only the
+ * new leaves 2..nleaves are images.
  */
 typedef struct xl_ft_flush
 {
@@ -71,8 +73,8 @@ typedef struct xl_ft_flush
 } xl_ft_flush;
 
 #define FT_XL_COUNT_FLUSH	0x0001
-#define FT_XL_LEAF_DELTA	0x0002	/* one leaf, changed in place: block 1
-									 * data is an FtLeafDelta, not an image */
+#define FT_XL_LEAF_DELTA	0x0002	/* the old leaf, changed in place: block
+									 * 1 data is an FtLeafDelta, not an image */
 
 /* XLOG_FT_IMAGES: blocks 0..nblocks-1 carry whole page images */
 typedef struct xl_ft_images
