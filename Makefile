@@ -21,6 +21,7 @@ OBJS = \
 	src/ft/ft_page.o \
 	src/ft/ft_search.o \
 	src/ft/ft_routecache.o \
+	src/ft/ft_oscache.o \
 	src/ft/ft_insert.o \
 	src/ft/ft_flush.o \
 	src/ft/ft_split.o \

@@ -26,6 +26,13 @@ void		_PG_init(void);
 relopt_kind fractam_relopt_kind;
 bool		fractam_direct_apply = true;
 
+static const struct config_enum_entry page_cache_probe_options[] = {
+	{"off", FT_PAGE_CACHE_PROBE_OFF, false},
+	{"on", FT_PAGE_CACHE_PROBE_ON, false},
+	{"assume", FT_PAGE_CACHE_PROBE_ASSUME, false},
+	{NULL, 0, false}
+};
+
 static shmem_request_hook_type prev_shmem_request_hook = NULL;
 static LWLockPadded *unique_locks = NULL;
 
@@ -68,6 +75,7 @@ static void
 fractam_relcache_callback(Datum arg, Oid relid)
 {
 	ft_routecache_invalidate(relid);
+	ft_oscache_invalidate(relid);
 }
 
 void
@@ -110,6 +118,17 @@ _PG_init(void)
 							"above the buffer nodes; 0 disables the cache.",
 							&ft_routing_cache_pages, 256, 0, 65536,
 							PGC_USERSET, GUC_UNIT_BLOCKS, NULL, NULL, NULL);
+	DefineCustomEnumVariable("fractam.page_cache_probe",
+							 "Treat leaves in the kernel's page cache as cached.",
+							 "on: when most leaves outside shared buffers are in the page "
+							 "cache (sampled with preadv2(RWF_NOWAIT)), apply inserts to them "
+							 "directly and flush buffered messages on the way; off: only "
+							 "leaves in shared buffers count; assume: every index is in "
+							 "memory (for testing).",
+							 &ft_page_cache_probe, FT_PAGE_CACHE_PROBE_ON,
+							 page_cache_probe_options,
+							 PGC_USERSET, 0, NULL, NULL, NULL);
+
 	CacheRegisterRelcacheCallback(fractam_relcache_callback, (Datum) 0);
 
 	prev_shmem_request_hook = shmem_request_hook;

@@ -54,6 +54,11 @@ typedef struct FtRootCache
 	BlockNumber root;
 	uint32		level;
 	bool		last_buffered;	/* the previous insert was buffered */
+	/* is the index in memory, if not in shared buffers? (ft_oscache.c) */
+	uint32		oscache_tick;	/* leaves outside shared buffers seen */
+	uint32		oscache_samples;	/* of them probed */
+	float		oscache_rate;	/* sampled share of them in the page cache */
+	bool		oscache_mode;	/* apply to them directly */
 } FtRootCache;
 
 /* Tunables and context of one tree, built by the caller per operation */
@@ -132,6 +137,16 @@ typedef struct FtRouteCacheStats
 } FtRouteCacheStats;
 
 extern void ft_routecache_invalidate(Oid relid);
+
+/* ft_oscache.c: is a leaf in the kernel's page cache */
+typedef enum FtPageCacheProbe
+{
+	FT_PAGE_CACHE_PROBE_OFF,
+	FT_PAGE_CACHE_PROBE_ON,
+	FT_PAGE_CACHE_PROBE_ASSUME	/* testing: the index is in memory */
+} FtPageCacheProbe;
+extern PGDLLIMPORT int ft_page_cache_probe;
+extern void ft_oscache_invalidate(Oid relid);
 extern void ft_routecache_stats(FtRouteCacheStats *stats);
 
 /* ft_insert.c */

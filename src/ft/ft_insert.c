@@ -331,6 +331,8 @@ typedef struct InsertTarget
 	bool		slice_empty;	/* no message for the child's range here */
 	bool		direct;			/* level 1: slice empty and applying costs
 								 * no I/O */
+	bool		drain;			/* level 1: the slice is not empty, but the
+								 * index is in memory: flush it, item and all */
 	OffsetNumber msgpos;		/* where a message for the item would go */
 } InsertTarget;
 
@@ -414,7 +416,10 @@ examine_target(FtTree *tree, Page bpage, const char *item, Size len,
 	t->direct = bopaque->ft_level == 1 && t->slice_empty &&
 		(!tree->buffering || t->rightmost_child ||
 		 (tree->direct_apply &&
-		  (unique || ft_leaf_resident(tree, t->child, &t->child_recent))));
+		  (unique || ft_leaf_resident(tree, t->child, &t->child_recent) ||
+		   ft_leaf_in_memory(tree, t->child))));
+	t->drain = bopaque->ft_level == 1 && !t->slice_empty && tree->buffering &&
+		tree->direct_apply && ft_index_in_memory(tree);
 }
 
 typedef enum InsertStep
@@ -493,6 +498,24 @@ apply_with_rewrite(FtTree *tree, Buffer bbuf, int childidx,
 		return res == LEAF_INSERTED ? INSERT_DONE : key_step(res);
 	}
 	if (ft_flush_child(tree, bbuf, childidx, lbuf, item, len) == FT_FLUSH_DONE)
+		return INSERT_DONE;
+	return INSERT_RETRY;
+}
+
+/*
+ * In an index that is in memory, buffered messages only cost: an insert
+ * that would join them flushes its leaf's slice of buffer node bbuf (held
+ * exclusively, with nothing buffered above it for the leaf) into the leaf
+ * together with the item, and after that the leaf takes direct inserts
+ * again.
+ */
+static InsertStep
+drain_into_leaf(FtTree *tree, Buffer bbuf, const InsertTarget *t,
+				const char *item, Size len)
+{
+	Buffer		lbuf = ft_getbuf(tree, t->child, BUFFER_LOCK_EXCLUSIVE);
+
+	if (ft_flush_child(tree, bbuf, t->childidx, lbuf, item, len) == FT_FLUSH_DONE)
 		return INSERT_DONE;
 	return INSERT_RETRY;
 }
@@ -613,10 +636,11 @@ insert_two_level(FtTree *tree, const char *item, Size len, FtDescent *d,
 			/* the leaf must be rewritten or split: needs X exclusive */
 			return INSERT_RETRY_EXCLUSIVE;
 		}
-		if (direct)
+		if (direct || (lt.drain && t.slice_empty && u == NULL && exclusive))
 		{
-			InsertStep	step = apply_with_rewrite(tree, xbuf, lt.childidx,
-												  item, len, u);
+			InsertStep	step = direct ?
+				apply_with_rewrite(tree, xbuf, lt.childidx, item, len, u) :
+				drain_into_leaf(tree, xbuf, &lt, item, len);
 
 			UnlockReleaseBuffer(xbuf);
 			UnlockReleaseBuffer(tbuf);
@@ -627,12 +651,42 @@ insert_two_level(FtTree *tree, const char *item, Size len, FtDescent *d,
 			return step;
 		}
 		UnlockReleaseBuffer(xbuf);
+		if (lt.drain && t.slice_empty && u == NULL)
+		{
+			/* drain_into_leaf needs X exclusively */
+			UnlockReleaseBuffer(tbuf);
+			return INSERT_RETRY_EXCLUSIVE;
+		}
 	}
 
 	if (u)
 	{
 		UnlockReleaseBuffer(tbuf);
 		return INSERT_KEY_MAY_EXIST;
+	}
+
+	/*
+	 * In an index that is in memory, messages in T for X's range only keep
+	 * the range buffered: move them down (the retry then drains X's slice
+	 * into the leaf) rather than add to them.
+	 */
+	if (!t.slice_empty && !t.rightmost_child && tree->buffering &&
+		tree->direct_apply && ft_index_in_memory(tree))
+	{
+		char	   *splitkey = NULL;
+		Size		splitkeylen = 0;
+
+		if (exclusive &&
+			ft_flush_to_node(tree, tbuf, t.childidx, &splitkey,
+							 &splitkeylen) == FT_FLUSH_NEED_SPLIT)
+		{
+			UnlockReleaseBuffer(tbuf);
+			ft_make_room(tree, splitkey, splitkeylen, 1);
+			pfree(splitkey);
+		}
+		else
+			UnlockReleaseBuffer(tbuf);
+		return INSERT_RETRY_EXCLUSIVE;
 	}
 
 	if (!exclusive)
@@ -727,6 +781,10 @@ insert_one_level(FtTree *tree, const char *item, Size len, FtDescent *d,
 			UnlockReleaseBuffer(d->buf);
 			return INSERT_KEY_MAY_EXIST;
 		}
+		else if (t.drain)
+		{
+			/* drain_into_leaf needs B exclusively */
+		}
 		else if (PageGetExactFreeSpace(bpage) < ft_item_space(FT_MSG_HDRSZ + len))
 		{
 			/*
@@ -744,10 +802,11 @@ insert_one_level(FtTree *tree, const char *item, Size len, FtDescent *d,
 	}
 
 	/* B is locked exclusively */
-	if (t.direct)
+	if (t.direct || (t.drain && u == NULL))
 	{
-		InsertStep	step = apply_with_rewrite(tree, d->buf, t.childidx,
-											  item, len, u);
+		InsertStep	step = t.direct ?
+			apply_with_rewrite(tree, d->buf, t.childidx, item, len, u) :
+			drain_into_leaf(tree, d->buf, &t, item, len);
 
 		UnlockReleaseBuffer(d->buf);
 		if (step == INSERT_DONE)

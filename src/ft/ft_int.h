@@ -120,6 +120,18 @@ extern int	ft_merge_leaf(FtTree *tree, Page lpage, const FtMsgRun *runs,
 						  int nruns, const char *extra, Size extralen,
 						  char **items, Size *lens, uint64 *maxmsn);
 
+/* ft_oscache.c */
+typedef enum FtOsCacheAnswer
+{
+	FT_OSCACHE_NO,
+	FT_OSCACHE_YES,
+	FT_OSCACHE_UNKNOWN
+} FtOsCacheAnswer;
+
+extern FtOsCacheAnswer ft_block_in_os_cache(Relation rel, BlockNumber blkno);
+extern bool ft_leaf_in_memory(FtTree *tree, BlockNumber blkno);
+extern bool ft_index_in_memory(FtTree *tree);
+
 /* ft_routecache.c */
 extern Page ft_routecache_lookup(FtTree *tree, BlockNumber blkno, uint32 level);
 extern void ft_routecache_store(FtTree *tree, BlockNumber blkno, Page page);

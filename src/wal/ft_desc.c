@@ -18,11 +18,13 @@ ft_desc(StringInfo buf, XLogReaderState *record)
 	switch (info)
 	{
 		case XLOG_FT_INSERT:
+		case XLOG_FT_INSERT_MSG:
 			{
-				xl_ft_insert *xlrec = (xl_ft_insert *) rec;
+				OffsetNumber off;
 
-				appendStringInfo(buf, "off %u", xlrec->offnum);
-				if (xlrec->flags & FT_XL_SET_MSN)
+				memcpy(&off, rec, sizeof(OffsetNumber));
+				appendStringInfo(buf, "off %u", off);
+				if (info == XLOG_FT_INSERT_MSG)
 				{
 					uint64		msn;
 
@@ -105,6 +107,8 @@ ft_identify(uint8 info)
 	{
 		case XLOG_FT_INSERT:
 			return "INSERT";
+		case XLOG_FT_INSERT_MSG:
+			return "INSERT_MSG";
 		case XLOG_FT_FLUSH:
 			return "FLUSH";
 		case XLOG_FT_IMAGES:

@@ -25,19 +25,22 @@ static void
 ft_redo_insert(XLogReaderState *record)
 {
 	XLogRecPtr	lsn = record->EndRecPtr;
-	xl_ft_insert *xlrec = (xl_ft_insert *) XLogRecGetData(record);
+	char	   *rec = XLogRecGetData(record);
+	bool		setmsn = (XLogRecGetInfo(record) & ~XLR_INFO_MASK) == XLOG_FT_INSERT_MSG;
+	OffsetNumber offnum;
 	Buffer		buf;
 
+	memcpy(&offnum, rec, sizeof(OffsetNumber));
 	if (XLogReadBufferForRedo(record, 0, &buf) == BLK_NEEDS_REDO)
 	{
 		Page		page = BufferGetPage(buf);
 		Size		len;
 		char	   *item = XLogRecGetBlockData(record, 0, &len);
 
-		ft_page_add_item(page, item, len, xlrec->offnum);
-		if (xlrec->flags & FT_XL_SET_MSN)
-			memcpy(&FtPageGetOpaque(page)->ft_msn,
-				   XLogRecGetData(record) + SizeOfFtInsert, sizeof(uint64));
+		ft_page_add_item(page, item, len, offnum);
+		if (setmsn)
+			memcpy(&FtPageGetOpaque(page)->ft_msn, rec + SizeOfFtInsert,
+				   sizeof(uint64));
 		PageSetLSN(page, lsn);
 		MarkBufferDirty(buf);
 	}
@@ -215,6 +218,7 @@ ft_redo(XLogReaderState *record)
 	switch (info)
 	{
 		case XLOG_FT_INSERT:
+		case XLOG_FT_INSERT_MSG:
 			ft_redo_insert(record);
 			break;
 		case XLOG_FT_FLUSH:

@@ -30,21 +30,19 @@ void
 ftxlog_insert(Relation rel, Buffer buf, OffsetNumber off,
 			  const char *item, Size len, bool setmsn, uint64 msn)
 {
-	xl_ft_insert xlrec;
 	XLogRecPtr	recptr;
 
 	if (!RelationNeedsWAL(rel))
 		return;
-	xlrec.offnum = off;
-	xlrec.flags = setmsn ? FT_XL_SET_MSN : 0;
 
 	XLogBeginInsert();
-	XLogRegisterData((char *) &xlrec, SizeOfFtInsert);
+	XLogRegisterData((char *) &off, sizeof(OffsetNumber));
 	if (setmsn)
 		XLogRegisterData((char *) &msn, sizeof(msn));
 	XLogRegisterBuffer(0, buf, REGBUF_STANDARD);
 	XLogRegisterBufData(0, (char *) item, len);
-	recptr = XLogInsert(RM_FRACTAM_ID, XLOG_FT_INSERT);
+	recptr = XLogInsert(RM_FRACTAM_ID,
+						setmsn ? XLOG_FT_INSERT_MSG : XLOG_FT_INSERT);
 	PageSetLSN(BufferGetPage(buf), recptr);
 }
 

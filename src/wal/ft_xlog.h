@@ -36,22 +36,17 @@
 #define XLOG_FT_VACUUM		0x30	/* delete items from one page */
 #define XLOG_FT_REUSE		0x40	/* a deleted page is about to be reused */
 #define XLOG_FT_MOVE		0x50	/* messages move one buffer level down */
-
-/* XLOG_FT_INSERT: block 0 = page, block data = the item */
-typedef struct xl_ft_insert
-{
-	OffsetNumber offnum;
-	uint16		flags;
-	/* with FT_XL_SET_MSN: followed by the page's new ft_msn (uint64) */
-} xl_ft_insert;
+#define XLOG_FT_INSERT_MSG	0x60	/* add one message to a buffer node */
 
 /*
- * Main data of an INSERT: 4 bytes for a leaf item (most records, as many as
- * index entries), 12 for a message, which also sets the node's MSN.
+ * XLOG_FT_INSERT: block 0 = page, block data = the item, main data = its
+ * offset (an OffsetNumber).  XLOG_FT_INSERT_MSG: the same for a buffer-node
+ * message, and after the offset the node's new MSN (a uint64, unaligned).
+ * Leaf inserts are most records, as many as index entries: 2 bytes of main
+ * data, as nbtree's.
  */
-#define SizeOfFtInsert	(offsetof(xl_ft_insert, flags) + sizeof(uint16))
-
-#define FT_XL_SET_MSN		0x0001
+#define SizeOfFtInsert		sizeof(OffsetNumber)
+#define SizeOfFtInsertMsg	(sizeof(OffsetNumber) + sizeof(uint64))
 
 /*
  * XLOG_FT_FLUSH: block 0 = buffer node, whose messages at offsets
