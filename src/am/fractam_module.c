@@ -121,7 +121,7 @@ _PG_init(void)
 	DefineCustomEnumVariable("fractam.page_cache_probe",
 							 "Treat leaves in the kernel's page cache as cached.",
 							 "on: when most leaves outside shared buffers are in the page "
-							 "cache (sampled with preadv2(RWF_NOWAIT)), apply inserts to them "
+							 "cache (sampled with mincore()), apply inserts to them "
 							 "directly and flush buffered messages on the way; off: only "
 							 "leaves in shared buffers count; assume: every index is in "
 							 "memory (for testing).",

@@ -748,15 +748,6 @@ ft_flush_to_node(FtTree *tree, Buffer ubuf, int xidx, char **splitkey,
 	for (off = first; off < end; off++)
 		need += ft_item_space(ItemIdGetLength(PageGetItemId(upage, off)));
 
-	/*
-	 * A node that grew past its fanout while it buffered nothing (see
-	 * ft_node_child_limit) splits back down before it takes messages, so
-	 * that its flushes carry as many messages per leaf as everywhere else.
-	 */
-	if (end > first && FtPageGetOpaque(xpage)->ft_nchildren >
-		ft_node_fanout(tree, FtPageGetOpaque(xpage)->ft_level))
-		goto need_split;
-
 	/* make room below: flush the lower node's heaviest children */
 	while (PageGetExactFreeSpace(xpage) < need &&
 		   PageGetMaxOffsetNumber(xpage) >= FtFirstMsgOffset(FtPageGetOpaque(xpage)))

@@ -427,6 +427,9 @@ typedef enum InsertStep
 	INSERT_DONE,
 	INSERT_RETRY,				/* start over */
 	INSERT_RETRY_EXCLUSIVE,		/* start over, locking exclusively */
+	INSERT_RETRY_LEAF_PARENT,	/* start over, locking the level-1 node
+								 * above the leaf exclusively (the level-2
+								 * node only shared) */
 	INSERT_KEY_MAY_EXIST,		/* unique insert: the tree cannot rule out an
 								 * item with the same key cheaply; nothing
 								 * was inserted */
@@ -565,18 +568,20 @@ child_low(Page page, int childidx, const char *plow, Size plowlen,
  */
 static InsertStep
 insert_two_level(FtTree *tree, const char *item, Size len, FtDescent *d,
-				 bool exclusive, UniqueProbe *u)
+				 bool exclusive, bool x_exclusive, UniqueProbe *u)
 {
 	Buffer		tbuf = d->buf;
 	Page		tpage = BufferGetPage(tbuf);
 	InsertTarget t;
 	MoveReadAhead ra;
 
+	x_exclusive |= exclusive;
+
 	examine_target(tree, tpage, item, len, u != NULL, &t);
 	if (t.slice_empty || t.rightmost_child || !tree->buffering)
 	{
 		Buffer		xbuf = ft_getbuf(tree, t.child,
-									 exclusive ? BUFFER_LOCK_EXCLUSIVE : BUFFER_LOCK_SHARE);
+									 x_exclusive ? BUFFER_LOCK_EXCLUSIVE : BUFFER_LOCK_SHARE);
 		Page		xpage = BufferGetPage(xbuf);
 		InsertTarget lt;
 		bool		direct;
@@ -615,7 +620,7 @@ insert_two_level(FtTree *tree, const char *item, Size len, FtDescent *d,
 					  &xlow, &xlowlen);
 			child_low(xpage, lt.childidx, xlow, xlowlen, &u->low, &u->lowlen);
 		}
-		if (direct && !exclusive)
+		if (direct && !x_exclusive)
 		{
 			Buffer		lbuf = ft_getbuf_recent(tree, lt.child, BUFFER_LOCK_EXCLUSIVE,
 												lt.child_recent);
@@ -634,9 +639,9 @@ insert_two_level(FtTree *tree, const char *item, Size len, FtDescent *d,
 			if (res != LEAF_FULL)
 				return key_step(res);
 			/* the leaf must be rewritten or split: needs X exclusive */
-			return INSERT_RETRY_EXCLUSIVE;
+			return INSERT_RETRY_LEAF_PARENT;
 		}
-		if (direct || (lt.drain && t.slice_empty && u == NULL && exclusive))
+		if (direct || (lt.drain && t.slice_empty && u == NULL && x_exclusive))
 		{
 			InsertStep	step = direct ?
 				apply_with_rewrite(tree, xbuf, lt.childidx, item, len, u) :
@@ -655,7 +660,7 @@ insert_two_level(FtTree *tree, const char *item, Size len, FtDescent *d,
 		{
 			/* drain_into_leaf needs X exclusively */
 			UnlockReleaseBuffer(tbuf);
-			return INSERT_RETRY_EXCLUSIVE;
+			return INSERT_RETRY_LEAF_PARENT;
 		}
 	}
 
@@ -670,8 +675,8 @@ insert_two_level(FtTree *tree, const char *item, Size len, FtDescent *d,
 	 * the range buffered: move them down (the retry then drains X's slice
 	 * into the leaf) rather than add to them.
 	 */
-	if (!t.slice_empty && !t.rightmost_child && tree->buffering &&
-		tree->direct_apply && ft_index_in_memory(tree))
+	if (!t.slice_empty && tree->buffering && tree->direct_apply &&
+		ft_index_in_memory(tree))
 	{
 		char	   *splitkey = NULL;
 		Size		splitkeylen = 0;
@@ -857,6 +862,7 @@ static FtUniqueResult
 insert_item(FtTree *tree, const char *item, Size len, UniqueProbe *u)
 {
 	bool		want_exclusive = false;
+	bool		want_x_exclusive = false;
 
 	ft_check_item_size(tree, len);
 
@@ -887,7 +893,8 @@ insert_item(FtTree *tree, const char *item, Size len, UniqueProbe *u)
 			step = insert_into_root_leaf(tree, item, len, u);
 		}
 		else if (d.level == 2)
-			step = insert_two_level(tree, item, len, &d, exclusive, u);
+			step = insert_two_level(tree, item, len, &d, exclusive,
+									want_x_exclusive, u);
 		else
 			step = insert_one_level(tree, item, len, &d, exclusive, u);
 		if (d.lowkey)
@@ -900,6 +907,7 @@ insert_item(FtTree *tree, const char *item, Size len, UniqueProbe *u)
 		if (step == INSERT_KEY_REJECTED)
 			return FT_UNIQUE_REJECTED;
 		want_exclusive = (step == INSERT_RETRY_EXCLUSIVE);
+		want_x_exclusive = (step == INSERT_RETRY_LEAF_PARENT);
 	}
 }
 

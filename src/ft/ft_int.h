@@ -38,8 +38,11 @@ ft_node_fanout(FtTree *tree, int level)
  * FT_UNBUFFERED_FANOUT_FACTOR times more children: with half the fanout,
  * level-1 nodes are a sixth as many as the leaves, and an insert load whose
  * leaves are all cached would need all of them cached as well.  Pivot bytes
- * bound it too (FT_BUFFER_PIVOT_LIMIT).  When messages are to move into such
- * a node it first splits back down to ft_node_fanout (ft_flush_to_node).
+ * bound it too (FT_BUFFER_PIVOT_LIMIT).  Once messages move into such a
+ * node, each leaf split below it that needs a pivot splits it (in half),
+ * until it is back at ft_node_fanout.  (Splitting it before the move
+ * instead would use up the pivot room of the level-2 node above it, which
+ * a move is often made to restore.)
  */
 #define FT_UNBUFFERED_FANOUT_FACTOR 16
 

@@ -11,30 +11,30 @@
  * a copy, not an I/O.  Buffering such inserts only adds moves, flushes and
  * their WAL to a load that a B-tree serves from memory.
  *
- * preadv2(RWF_NOWAIT) answers the question exactly and cheaply: it reads
- * the block if the page cache has it and fails with EAGAIN instead of
- * starting I/O otherwise.  Each backend keeps a few descriptors of the
- * relation segments it probed (accounted with AcquireExternalFD), keyed by
- * relation OID and relfilenode, and drops them on a relcache invalidation of
- * the relation (REINDEX, TRUNCATE, DROP).  A stale descriptor can only give
- * a wrong hint, never a wrong answer: the probe's data is never used.
- * Where RWF_NOWAIT is unavailable the probe says "unknown" and direct apply
- * keeps its shared-buffers rule.
+ * mincore() answers the question exactly, without starting any I/O (a
+ * preadv2 with RWF_NOWAIT would: since Linux 5.9 a miss still starts
+ * read-ahead).  Each backend maps the relation segments it probes (read
+ * only, without touching the mapping; the descriptor is closed at once),
+ * keyed by relation OID, relfilenode and segment, and unmaps them on a
+ * relcache invalidation of the relation (REINDEX, TRUNCATE, DROP).  A stale
+ * mapping can only give a wrong hint, never a wrong answer: nothing is read
+ * through it.  Where mapping fails, the probe says "unknown" and direct
+ * apply keeps its shared-buffers rule.
  *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"
 
 #include <fcntl.h>
-#include <sys/uio.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include "common/relpath.h"
 #include "ft/ft_int.h"
-#include "storage/fd.h"
 #include "utils/rel.h"
 
-#define FT_OSCACHE_FDS	8
+#define FT_OSCACHE_MAPS	8
+#define FT_SEGMENT_BYTES	((Size) RELSEG_SIZE * BLCKSZ)
 
 /*
  * The regime of one index, per backend: every FT_OSCACHE_SAMPLE-th leaf an
@@ -56,63 +56,54 @@
 
 int			ft_page_cache_probe = FT_PAGE_CACHE_PROBE_ON;
 
-typedef struct OsCacheFd
+typedef struct SegmentMap
 {
+	bool		used;
 	Oid			relid;
 	RelFileNode node;
 	BlockNumber segno;
-	int			fd;				/* -1: slot free */
+	char	   *base;			/* the mapping, or NULL: mapping failed */
 	uint64		lastuse;
-} OsCacheFd;
+} SegmentMap;
 
-static OsCacheFd fds[FT_OSCACHE_FDS];
-static bool fds_init = false;
+static SegmentMap maps[FT_OSCACHE_MAPS];
 static uint64 use_clock = 0;
 
 static void
-close_slot(OsCacheFd *s)
+unmap_slot(SegmentMap *m)
 {
-	if (s->fd >= 0)
-	{
-		close(s->fd);
-		ReleaseExternalFD();
-	}
-	s->fd = -1;
+	if (m->used && m->base != NULL)
+		munmap(m->base, FT_SEGMENT_BYTES);
+	m->used = false;
+	m->base = NULL;
 }
 
-/* a descriptor of the segment holding blkno, or -1 */
-static int
-segment_fd(Relation rel, BlockNumber blkno)
+/* the slot mapping the segment that holds blkno (base NULL: unmappable) */
+static SegmentMap *
+segment_map(Relation rel, BlockNumber blkno)
 {
 	BlockNumber segno = blkno / ((BlockNumber) RELSEG_SIZE);
-	OsCacheFd  *victim = NULL;
+	SegmentMap *victim = NULL;
 	char	   *path;
+	int			fd;
 	int			i;
 
-	if (!fds_init)
+	for (i = 0; i < FT_OSCACHE_MAPS; i++)
 	{
-		for (i = 0; i < FT_OSCACHE_FDS; i++)
-			fds[i].fd = -1;
-		fds_init = true;
-	}
-	for (i = 0; i < FT_OSCACHE_FDS; i++)
-	{
-		OsCacheFd  *s = &fds[i];
+		SegmentMap *m = &maps[i];
 
-		if (s->fd >= 0 && s->relid == RelationGetRelid(rel) &&
-			RelFileNodeEquals(s->node, rel->rd_node) && s->segno == segno)
+		if (m->used && m->relid == RelationGetRelid(rel) &&
+			RelFileNodeEquals(m->node, rel->rd_node) && m->segno == segno)
 		{
-			s->lastuse = ++use_clock;
-			return s->fd;
+			m->lastuse = ++use_clock;
+			return m;
 		}
-		if (victim == NULL || s->fd < 0 ||
-			(victim->fd >= 0 && s->lastuse < victim->lastuse))
-			victim = s;
+		if (victim == NULL || !m->used ||
+			(victim->used && m->lastuse < victim->lastuse))
+			victim = m;
 	}
 
-	close_slot(victim);
-	if (!AcquireExternalFD())
-		return -1;
+	unmap_slot(victim);
 	path = relpathbackend(rel->rd_node, rel->rd_backend, MAIN_FORKNUM);
 	if (segno > 0)
 	{
@@ -121,18 +112,23 @@ segment_fd(Relation rel, BlockNumber blkno)
 		pfree(path);
 		path = segpath;
 	}
-	victim->fd = open(path, O_RDONLY | PG_BINARY, 0);
+	victim->base = NULL;
+	fd = open(path, O_RDONLY | PG_BINARY | O_CLOEXEC, 0);
 	pfree(path);
-	if (victim->fd < 0)
+	if (fd >= 0)
 	{
-		ReleaseExternalFD();
-		return -1;
+		void	   *p = mmap(NULL, FT_SEGMENT_BYTES, PROT_READ, MAP_SHARED, fd, 0);
+
+		if (p != MAP_FAILED)
+			victim->base = p;
+		close(fd);
 	}
+	victim->used = true;		/* a failure is remembered too */
 	victim->relid = RelationGetRelid(rel);
 	victim->node = rel->rd_node;
 	victim->segno = segno;
 	victim->lastuse = ++use_clock;
-	return victim->fd;
+	return victim;
 }
 
 /*
@@ -142,27 +138,24 @@ segment_fd(Relation rel, BlockNumber blkno)
 FtOsCacheAnswer
 ft_block_in_os_cache(Relation rel, BlockNumber blkno)
 {
-#ifdef RWF_NOWAIT
-	PGAlignedBlock buf;
-	struct iovec iov;
-	int			fd = segment_fd(rel, blkno);
-	ssize_t		n;
+	SegmentMap *m = segment_map(rel, blkno);
+	unsigned char vec[BLCKSZ / 1024];	/* one byte per OS page */
+	long		pagesize = sysconf(_SC_PAGESIZE);
+	int			npages;
+	int			i;
 
-	if (fd < 0)
+	if (m->base == NULL || pagesize <= 0 || BLCKSZ % pagesize != 0)
 		return FT_OSCACHE_UNKNOWN;
-	iov.iov_base = buf.data;
-	iov.iov_len = BLCKSZ;
-	n = preadv2(fd, &iov, 1,
-				(off_t) (blkno % ((BlockNumber) RELSEG_SIZE)) * BLCKSZ,
-				RWF_NOWAIT);
-	if (n == BLCKSZ)
-		return FT_OSCACHE_YES;
-	if (n < 0 && errno == EAGAIN)
-		return FT_OSCACHE_NO;
-	return FT_OSCACHE_UNKNOWN;
-#else
-	return FT_OSCACHE_UNKNOWN;
-#endif
+	npages = BLCKSZ / pagesize;
+	if (npages > (int) sizeof(vec))
+		return FT_OSCACHE_UNKNOWN;
+	if (mincore(m->base + (Size) (blkno % ((BlockNumber) RELSEG_SIZE)) * BLCKSZ,
+				BLCKSZ, vec) != 0)
+		return FT_OSCACHE_UNKNOWN;
+	for (i = 0; i < npages; i++)
+		if ((vec[i] & 1) == 0)
+			return FT_OSCACHE_NO;
+	return FT_OSCACHE_YES;
 }
 
 /*
@@ -183,9 +176,8 @@ ft_leaf_in_memory(FtTree *tree, BlockNumber blkno)
 	if (++rc->oscache_tick % FT_OSCACHE_SAMPLE != 0 &&
 		rc->oscache_samples >= FT_OSCACHE_WARMUP)
 		return rc->oscache_mode;
+	/* an unknown answer counts as "not in memory" */
 	a = ft_block_in_os_cache(tree->rel, blkno);
-	if (a == FT_OSCACHE_UNKNOWN)
-		return false;
 	rc->oscache_samples++;
 	rc->oscache_rate += Max(FT_OSCACHE_WEIGHT, 1.0f / rc->oscache_samples) *
 		((a == FT_OSCACHE_YES ? 1.0f : 0.0f) - rc->oscache_rate);
@@ -206,15 +198,13 @@ ft_index_in_memory(FtTree *tree)
 		tree->rootcache->oscache_mode;
 }
 
-/* Close this backend's descriptors of a relation (relcache invalidation) */
+/* Unmap this backend's segments of a relation (relcache invalidation) */
 void
 ft_oscache_invalidate(Oid relid)
 {
 	int			i;
 
-	if (!fds_init)
-		return;
-	for (i = 0; i < FT_OSCACHE_FDS; i++)
-		if (fds[i].fd >= 0 && (fds[i].relid == relid || relid == InvalidOid))
-			close_slot(&fds[i]);
+	for (i = 0; i < FT_OSCACHE_MAPS; i++)
+		if (maps[i].used && (maps[i].relid == relid || relid == InvalidOid))
+			unmap_slot(&maps[i]);
 }
