@@ -646,6 +646,30 @@ ft_leaf_resident(FtTree *tree, BlockNumber blkno, Buffer *recent)
 }
 
 /*
+ * Count a use of a shared buffer we hold pinned, as ReadBuffer's pin does.
+ * ReadRecentBuffer pins a buffer with its header locked, which leaves the
+ * usage count alone (PostgreSQL 15).  A leaf reached only that way would
+ * age out of shared buffers as if nobody used it: in a cached insert load
+ * leaves taking inserts every few milliseconds were evicted right after a
+ * change, each costing a read back, a write, and a WAL flush (fdatasync) in
+ * the evicting backend.  Same protocol as the buffer manager's own pin:
+ * change the state word only with the header lock held.
+ */
+static void
+count_buffer_use(Buffer buf)
+{
+	BufferDesc *desc;
+	uint32		state;
+
+	Assert(!BufferIsLocal(buf));
+	desc = GetBufferDescriptor(buf - 1);
+	state = LockBufHdr(desc);
+	if (BUF_STATE_GET_USAGECOUNT(state) < BM_MAX_USAGE_COUNT)
+		state += BUF_USAGECOUNT_ONE;
+	UnlockBufHdr(desc, state);
+}
+
+/*
  * ft_getbuf for a page that was seen in buffer recent a moment ago (see
  * ft_leaf_resident): pin that buffer directly if it still holds the page.
  */
@@ -658,6 +682,7 @@ ft_getbuf_recent(FtTree *tree, BlockNumber blkno, int access, Buffer recent)
 		!ReadRecentBuffer(tree->rel->rd_node, MAIN_FORKNUM, blkno, recent))
 		return ft_getbuf(tree, blkno, access);
 	buf = recent;
+	count_buffer_use(buf);
 	LockBuffer(buf, access);
 	ft_checkpage(tree->rel, buf);
 	return buf;
