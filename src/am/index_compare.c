@@ -158,14 +158,13 @@ fractam_index_tree(Relation index, FtTree *tree)
 	tree->max_item_size = ((FractamIndexState *) tree->cmp_arg)->max_item_size;
 }
 
-/* Compare the first ncols key columns of two index tuples */
-static int
-compare_key_columns(FractamIndexState *state, IndexTuple a, IndexTuple b,
-					int ncols)
+/* Compare the key columns of two index tuples */
+int
+fractam_compare_keys(FractamIndexState *state, IndexTuple a, IndexTuple b)
 {
 	int			i;
 
-	for (i = 0; i < ncols; i++)
+	for (i = 0; i < state->nkeyatts; i++)
 	{
 		bool		anull;
 		bool		bnull;
@@ -177,13 +176,6 @@ compare_key_columns(FractamIndexState *state, IndexTuple a, IndexTuple b,
 			return c;
 	}
 	return 0;
-}
-
-/* Compare the key columns of two index tuples */
-int
-fractam_compare_keys(FractamIndexState *state, IndexTuple a, IndexTuple b)
-{
-	return compare_key_columns(state, a, b, state->nkeyatts);
 }
 
 static int
@@ -198,13 +190,13 @@ compare_tids(IndexTuple a, IndexTuple b)
 		(int) ItemPointerGetOffsetNumberNoCheck(&b->t_tid);
 }
 
-/* the probe's (deformed) first ncols key columns against another entry's */
+/* the probe's (deformed) key columns against another entry's */
 static int
-compare_probe_keys(FractamIndexState *state, IndexTuple other, int ncols)
+compare_probe_keys(FractamIndexState *state, IndexTuple other)
 {
 	int			i;
 
-	for (i = 0; i < ncols; i++)
+	for (i = 0; i < state->nkeyatts; i++)
 	{
 		bool		isnull;
 		Datum		d = index_getattr(other, i + 1, state->tupdesc, &isnull);
@@ -245,21 +237,6 @@ compare_one_column(FractamIndexState *state, IndexTuple ta, IndexTuple tb,
 	return ApplySortComparator(ad, anull, bd, bnull, &state->ssup[col]);
 }
 
-/* the first ncols key columns, through the probe if one side is it */
-static int
-compare_leading_keys(FractamIndexState *state, IndexTuple ta, IndexTuple tb,
-					 int ncols)
-{
-	if (state->probe)
-	{
-		if (ta == state->probe)
-			return compare_probe_keys(state, tb, ncols);
-		if (tb == state->probe)
-			return -compare_probe_keys(state, ta, ncols);
-	}
-	return compare_key_columns(state, ta, tb, ncols);
-}
-
 void
 fractam_set_probe(FractamIndexState *state, IndexTuple itup)
 {
@@ -283,9 +260,17 @@ fractam_compare_item_keys(void *arg, const char *a, Size alen,
 						  const char *b, Size blen)
 {
 	FractamIndexState *state = (FractamIndexState *) arg;
+	IndexTuple	ta = (IndexTuple) a;
+	IndexTuple	tb = (IndexTuple) b;
 
-	return compare_leading_keys(state, (IndexTuple) a, (IndexTuple) b,
-								state->nkeyatts);
+	if (state->probe)
+	{
+		if (ta == state->probe)
+			return compare_probe_keys(state, tb);
+		if (tb == state->probe)
+			return -compare_probe_keys(state, ta);
+	}
+	return fractam_compare_keys(state, ta, tb);
 }
 
 /*
