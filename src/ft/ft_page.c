@@ -126,6 +126,34 @@ ft_apply_move_lower(Page lower, const char *payload, int nmoved,
 		lop->ft_msn = lower_msn;
 }
 
+/*
+ * Is len exactly the size of the FtLeafDelta at delta?  Redo checks it
+ * before applying one, so that a record in another layout (WAL of an older
+ * fractam build) stops recovery instead of corrupting the leaf.
+ */
+bool
+ft_leaf_delta_valid(const char *delta, Size len)
+{
+	FtLeafDelta hdr;
+	Size		off = MAXALIGN(sizeof(FtLeafDelta));
+	int			i;
+
+	if (len < off)
+		return false;
+	memcpy(&hdr, delta, sizeof(FtLeafDelta));
+	off += hdr.ndeleted * sizeof(OffsetNumber);
+	for (i = 0; i < hdr.ninserted && off <= len; i++)
+	{
+		uint16		ihdr[2];
+
+		if (off + sizeof(ihdr) > len)
+			return false;
+		memcpy(ihdr, delta + off, sizeof(ihdr));
+		off += sizeof(ihdr) + ihdr[1];
+	}
+	return off == len;
+}
+
 /* Apply an FtLeafDelta (see ft_page.h) to a leaf */
 void
 ft_apply_leaf_delta(Page leaf, const char *delta)

@@ -207,7 +207,8 @@ ft_child_block(Page page, int childidx)
  * length and the bytes, in ascending offset order.  With
  * FT_LEAF_DELTA_SPLIT the leaf becomes the left page of a split: its high
  * key is one of the inserted items (offset 1), its right link becomes
- * right, and the split is counted.
+ * right, and the split is counted.  delete_from (a split's tail): every old
+ * offset from it on is deleted too, without being listed.
  */
 typedef struct FtLeafDelta
 {
@@ -224,6 +225,7 @@ typedef struct FtLeafDelta
 #define FT_LEAF_DELTA_SPLIT			0x0002
 
 /* Page-level helpers shared with redo (ft_page.c) */
+extern bool ft_leaf_delta_valid(const char *delta, Size len);
 extern void ft_apply_leaf_delta(Page leaf, const char *delta);
 extern void ft_page_init(Page page, uint16 flags, uint16 level);
 extern void ft_page_add_item(Page page, const char *item, Size len, OffsetNumber off);

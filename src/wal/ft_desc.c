@@ -41,7 +41,8 @@ ft_desc(StringInfo buf, XLogReaderState *record)
 								 xlrec->slice_first, xlrec->nslice,
 								 xlrec->pivot_off, xlrec->npivots,
 								 xlrec->nleaves,
-								 (xlrec->flags & FT_XL_LEAF_DELTA) ? " (in place)" : "",
+								 (xlrec->flags & FT_XL_LEAF_DELTA) ?
+								 (xlrec->nleaves > 1 ? " (first in place, others new)" : " (in place)") : "",
 								 (xlrec->flags & FT_XL_COUNT_FLUSH) ? "" : " (direct split)");
 				break;
 			}

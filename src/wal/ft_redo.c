@@ -21,6 +21,20 @@
 #include "storage/standby.h"
 #include "wal/ft_xlog.h"
 
+/*
+ * A record whose layout is not this build's: WAL written by an older build
+ * of fractam (README, limitations).  Applying it would corrupt pages.
+ */
+static void
+wal_format_mismatch(const char *what)
+{
+	ereport(PANIC,
+			(errcode(ERRCODE_DATA_CORRUPTED),
+			 errmsg("fractam: %s WAL record does not have this build's layout", what),
+			 errhint("WAL written by an older fractam build cannot be replayed; "
+					 "restart that build until a clean shutdown, then upgrade.")));
+}
+
 static void
 ft_redo_insert(XLogReaderState *record)
 {
@@ -30,6 +44,8 @@ ft_redo_insert(XLogReaderState *record)
 	OffsetNumber offnum;
 	Buffer		buf;
 
+	if (XLogRecGetDataLen(record) != (setmsn ? SizeOfFtInsertMsg : SizeOfFtInsert))
+		wal_format_mismatch("INSERT");
 	memcpy(&offnum, rec, sizeof(OffsetNumber));
 	if (XLogReadBufferForRedo(record, 0, &buf) == BLK_NEEDS_REDO)
 	{
@@ -97,6 +113,8 @@ ft_redo_flush(XLogReaderState *record)
 			char	   *delta = palloc(datalen);
 
 			memcpy(delta, data, datalen);	/* realign */
+			if (!ft_leaf_delta_valid(delta, datalen))
+				wal_format_mismatch("FLUSH");
 			ft_apply_leaf_delta(page, delta);
 			pfree(delta);
 			PageSetLSN(page, lsn);
