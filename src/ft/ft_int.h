@@ -124,14 +124,6 @@ extern int	ft_merge_leaf(FtTree *tree, Page lpage, const FtMsgRun *runs,
 						  char **items, Size *lens, uint64 *maxmsn);
 
 /* ft_oscache.c */
-typedef enum FtOsCacheAnswer
-{
-	FT_OSCACHE_NO,
-	FT_OSCACHE_YES,
-	FT_OSCACHE_UNKNOWN
-} FtOsCacheAnswer;
-
-extern FtOsCacheAnswer ft_block_in_os_cache(Relation rel, BlockNumber blkno);
 extern bool ft_leaf_in_memory(FtTree *tree, BlockNumber blkno);
 extern bool ft_index_in_memory(FtTree *tree);
 

@@ -31,6 +31,7 @@
 
 #include "common/relpath.h"
 #include "ft/ft_int.h"
+#include "storage/fd.h"
 #include "utils/rel.h"
 
 #define FT_OSCACHE_MAPS	8
@@ -113,7 +114,8 @@ segment_map(Relation rel, BlockNumber blkno)
 		path = segpath;
 	}
 	victim->base = NULL;
-	fd = open(path, O_RDONLY | PG_BINARY | O_CLOEXEC, 0);
+	/* fd.c's open: on EMFILE it closes cached files and retries */
+	fd = BasicOpenFile(path, O_RDONLY | PG_BINARY | O_CLOEXEC);
 	pfree(path);
 	if (fd >= 0)
 	{
@@ -131,26 +133,42 @@ segment_map(Relation rel, BlockNumber blkno)
 	return victim;
 }
 
+typedef enum FtOsCacheAnswer
+{
+	FT_OSCACHE_NO,
+	FT_OSCACHE_YES,
+	FT_OSCACHE_UNKNOWN
+} FtOsCacheAnswer;
+
 /*
  * Is block blkno of rel's main fork in the page cache?  Returns
- * FT_OSCACHE_UNKNOWN where the kernel cannot tell.
+ * FT_OSCACHE_UNKNOWN where the kernel cannot tell.  The OS pages holding
+ * the block are asked for; an OS page larger than a block (64 kB on some
+ * arm64 and ppc64 kernels) holds it whole.
  */
-FtOsCacheAnswer
-ft_block_in_os_cache(Relation rel, BlockNumber blkno)
+static FtOsCacheAnswer
+block_in_os_cache(Relation rel, BlockNumber blkno)
 {
+	static long pagesize = 0;
 	SegmentMap *m = segment_map(rel, blkno);
-	unsigned char vec[BLCKSZ / 1024];	/* one byte per OS page */
-	long		pagesize = sysconf(_SC_PAGESIZE);
+	unsigned char vec[BLCKSZ / 1024 + 1];	/* one byte per OS page */
+	uintptr_t	start;
+	uintptr_t	end;
 	int			npages;
 	int			i;
 
-	if (m->base == NULL || pagesize <= 0 || BLCKSZ % pagesize != 0)
+	if (pagesize == 0)
+		pagesize = sysconf(_SC_PAGESIZE);
+	if (m->base == NULL || pagesize <= 0 || (pagesize & (pagesize - 1)) != 0)
 		return FT_OSCACHE_UNKNOWN;
-	npages = BLCKSZ / pagesize;
+	start = (uintptr_t) (m->base +
+						 (Size) (blkno % ((BlockNumber) RELSEG_SIZE)) * BLCKSZ);
+	end = start + BLCKSZ;
+	start &= ~((uintptr_t) pagesize - 1);
+	npages = (end - start + pagesize - 1) / pagesize;
 	if (npages > (int) sizeof(vec))
 		return FT_OSCACHE_UNKNOWN;
-	if (mincore(m->base + (Size) (blkno % ((BlockNumber) RELSEG_SIZE)) * BLCKSZ,
-				BLCKSZ, vec) != 0)
+	if (mincore((void *) start, end - start, vec) != 0)
 		return FT_OSCACHE_UNKNOWN;
 	for (i = 0; i < npages; i++)
 		if ((vec[i] & 1) == 0)
@@ -177,7 +195,7 @@ ft_leaf_in_memory(FtTree *tree, BlockNumber blkno)
 		rc->oscache_samples >= FT_OSCACHE_WARMUP)
 		return rc->oscache_mode;
 	/* an unknown answer counts as "not in memory" */
-	a = ft_block_in_os_cache(tree->rel, blkno);
+	a = block_in_os_cache(tree->rel, blkno);
 	rc->oscache_samples++;
 	rc->oscache_rate += Max(FT_OSCACHE_WEIGHT, 1.0f / rc->oscache_samples) *
 		((a == FT_OSCACHE_YES ? 1.0f : 0.0f) - rc->oscache_rate);
