@@ -68,6 +68,7 @@ typedef struct UniqueProbe
 	void	   *checkarg;
 	const char *low;
 	Size		lowlen;
+	bool		accepted;		/* check accepted the whole run once */
 } UniqueProbe;
 
 /*
@@ -75,7 +76,7 @@ typedef struct UniqueProbe
  * equal item is there already): LEAF_INSERTED means "go ahead".
  */
 static LeafInsertResult
-leaf_check_key(FtTree *tree, const UniqueProbe *u, Page page,
+leaf_check_key(FtTree *tree, UniqueProbe *u, Page page,
 			   OffsetNumber off, bool found, const char *item, Size len)
 {
 	FtPageOpaque opaque = FtPageGetOpaque(page);
@@ -117,15 +118,24 @@ leaf_check_key(FtTree *tree, const UniqueProbe *u, Page page,
 			return LEAF_KEY_MAY_EXIST;
 	}
 
-	/* the run is all there is: let the caller judge each item */
+	/*
+	 * The run is all there is: let the caller judge each item.  Once it has
+	 * accepted a whole run, a retry (after a split, say) need not ask again:
+	 * while the caller holds its key lock no item with the key can come in,
+	 * so the run now is the same items or fewer.  That spares a second round
+	 * of the caller's work, done under locks a retry may hold exclusively.
+	 */
+	if (lo < hi && u->check == NULL)
+		return LEAF_KEY_MAY_EXIST;
+	if (u->accepted)
+		return LEAF_INSERTED;
 	for (o = lo; o < hi; o++)
 	{
-		if (u->check == NULL)
-			return LEAF_KEY_MAY_EXIST;
 		other = ft_page_item(page, o, &olen);
 		if (!u->check(u->checkarg, other, olen))
 			return LEAF_KEY_REJECTED;
 	}
+	u->accepted = true;
 	return LEAF_INSERTED;
 }
 
@@ -136,7 +146,7 @@ leaf_check_key(FtTree *tree, const UniqueProbe *u, Page page,
  */
 static LeafInsertResult
 leaf_insert(FtTree *tree, Buffer lbuf, const char *item, Size len,
-			const UniqueProbe *u)
+			UniqueProbe *u)
 {
 	Page		page = BufferGetPage(lbuf);
 	bool		found;
@@ -488,7 +498,7 @@ insert_into_root_leaf(FtTree *tree, const char *item, Size len,
  */
 static InsertStep
 apply_with_rewrite(FtTree *tree, Buffer bbuf, int childidx,
-				   const char *item, Size len, const UniqueProbe *u)
+				   const char *item, Size len, UniqueProbe *u)
 {
 	Page		bpage = BufferGetPage(bbuf);
 	Buffer		lbuf = ft_getbuf(tree, ft_child_block(bpage, childidx),
@@ -924,9 +934,10 @@ ft_insert(FtTree *tree, const char *item, Size len)
  * items (the tree's comparator must order items by key first, so that
  * items with equal keys are adjacent).  check (arg, an item with the same
  * key) returns false to refuse the insert; it is called with the leaf
- * locked exclusively (and the buffer nodes above it share-locked), so it
- * must not wait for anything but short-term locks of other relations.  It
- * may be called more than once for an item (after a retry).
+ * locked exclusively (and the buffer nodes above it locked, share or, on a
+ * retry after a full leaf, exclusive), so it must not wait for anything but
+ * short-term locks of other relations.  Once it has accepted every item
+ * with the key, retries do not call it again.
  *
  * FT_UNIQUE_INSERTED: done.  FT_UNIQUE_REJECTED: check refused an item;
  * nothing was inserted.  FT_UNIQUE_UNDECIDED: nothing was inserted, and
@@ -951,5 +962,6 @@ ft_insert_unique(FtTree *tree, const char *item, Size len,
 	probe.checkarg = checkarg;
 	probe.low = NULL;
 	probe.lowlen = 0;
+	probe.accepted = false;
 	return insert_item(tree, item, len, &probe);
 }
