@@ -7,17 +7,17 @@ PGFILEDESC = "fractam - buffered fractal-tree access methods"
 
 OBJS = \
 	src/am/fractam_module.o \
-	src/am/index_handler.o \
-	src/am/index_compare.o \
-	src/am/index_build.o \
-	src/am/index_insert.o \
-	src/am/index_scan.o \
-	src/am/index_vacuum.o \
-	src/am/index_cost.o \
-	src/am/index_validate.o \
 	src/am/utility_hook.o \
-	src/am/speculative.o \
 	src/am/sql_functions.o \
+	src/am/index/index_handler.o \
+	src/am/index/index_compare.o \
+	src/am/index/index_build.o \
+	src/am/index/index_insert.o \
+	src/am/index/index_scan.o \
+	src/am/index/index_vacuum.o \
+	src/am/index/index_cost.o \
+	src/am/index/index_validate.o \
+	src/am/index/speculative.o \
 	src/ft/ft_page.o \
 	src/ft/ft_search.o \
 	src/ft/ft_routecache.o \
@@ -52,4 +52,4 @@ PGXS := $(shell $(PG_CONFIG) --pgxs)
 include $(PGXS)
 
 # PGXS tracks no header dependencies: rebuild everything when one changes.
-$(OBJS): $(wildcard $(srcdir)/src/*/*.h)
+$(OBJS): $(wildcard $(srcdir)/src/*/*.h $(srcdir)/src/*/*/*.h)

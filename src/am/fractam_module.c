@@ -9,7 +9,7 @@
 #include "postgres.h"
 
 #include "access/reloptions.h"
-#include "am/fractam_index.h"
+#include "am/index/fractam_index.h"
 #include "fmgr.h"
 #include "miscadmin.h"
 #include "storage/ipc.h"

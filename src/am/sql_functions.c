@@ -12,7 +12,7 @@
 #include "access/htup_details.h"
 #include "access/table.h"
 #include "access/xlog.h"
-#include "am/fractam_index.h"
+#include "am/index/fractam_index.h"
 #include "catalog/index.h"
 #include "funcapi.h"
 #include "miscadmin.h"

@@ -32,7 +32,7 @@
 #include "access/relscan.h"
 #include "access/tableam.h"
 #include "access/xact.h"
-#include "am/index_search.h"
+#include "am/index/index_search.h"
 #include "common/hashfn.h"
 #include "miscadmin.h"
 #include "storage/lmgr.h"

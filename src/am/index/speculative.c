@@ -21,7 +21,7 @@
 #include "postgres.h"
 
 #include "access/genam.h"
-#include "am/fractam_index.h"
+#include "am/index/fractam_index.h"
 #include "catalog/pg_am.h"
 #include "commands/defrem.h"
 #include "executor/executor.h"

@@ -12,7 +12,7 @@
  */
 #include "postgres.h"
 
-#include "am/fractam_index.h"
+#include "am/index/fractam_index.h"
 #include "utils/index_selfuncs.h"
 
 void

@@ -10,7 +10,7 @@
 #include "access/hash.h"
 #include "access/nbtree.h"
 #include "access/reloptions.h"
-#include "am/fractam_index.h"
+#include "am/index/fractam_index.h"
 #include "catalog/pg_am.h"
 #include "catalog/pg_opclass.h"
 #include "commands/defrem.h"

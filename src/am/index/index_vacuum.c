@@ -7,7 +7,7 @@
  */
 #include "postgres.h"
 
-#include "am/fractam_index.h"
+#include "am/index/fractam_index.h"
 #include "commands/vacuum.h"
 #include "storage/indexfsm.h"
 #include "utils/rel.h"

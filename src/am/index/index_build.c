@@ -14,7 +14,7 @@
 #include "access/nbtree.h"
 #include "access/relscan.h"
 #include "access/tableam.h"
-#include "am/fractam_index.h"
+#include "am/index/fractam_index.h"
 #include "catalog/index.h"
 #include "catalog/pg_operator.h"
 #include "catalog/pg_type.h"

@@ -9,7 +9,7 @@
 
 #include "access/amapi.h"
 #include "access/reloptions.h"
-#include "am/fractam_index.h"
+#include "am/index/fractam_index.h"
 #include "commands/defrem.h"
 #include "commands/vacuum.h"
 #include "utils/guc.h"

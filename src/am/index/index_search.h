@@ -16,7 +16,7 @@
 #ifndef INDEX_SEARCH_H
 #define INDEX_SEARCH_H
 
-#include "am/fractam_index.h"
+#include "am/index/fractam_index.h"
 
 typedef struct FractamSearchColumn
 {

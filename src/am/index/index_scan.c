@@ -15,7 +15,7 @@
 
 #include "access/nbtree.h"
 #include "access/relscan.h"
-#include "am/index_search.h"
+#include "am/index/index_search.h"
 #include "miscadmin.h"
 #include "nodes/tidbitmap.h"
 #include "pgstat.h"
