@@ -18,6 +18,7 @@ OBJS = \
 	src/am/index/index_cost.o \
 	src/am/index/index_validate.o \
 	src/am/index/speculative.o \
+	src/ft/ft_init.o \
 	src/ft/ft_page.o \
 	src/ft/ft_search.o \
 	src/ft/ft_routecache.o \

@@ -13,6 +13,7 @@
  */
 #include "postgres.h"
 
+#include "am/fractam.h"
 #include "am/index/fractam_index.h"
 #include "nodes/parsenodes.h"
 #include "tcop/utility.h"

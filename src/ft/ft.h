@@ -122,6 +122,9 @@ typedef struct FtVacuumResult
 	BlockNumber pages_deleted;	/* leaves unlinked by this pass */
 } FtVacuumResult;
 
+/* ft_init.c: at library load (_PG_init) */
+extern void ft_init(void);
+
 /* ft_page.c */
 extern void ft_init_tree(FtTree *tree, ForkNumber forknum);
 extern void ft_check_item_size(FtTree *tree, Size len);

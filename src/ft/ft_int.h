@@ -76,6 +76,10 @@ typedef struct FtDescent
 	Size		lowkeylen;
 } FtDescent;
 
+/* ft_routecache.c, ft_oscache.c: called by ft_init */
+extern void ft_routecache_init(void);
+extern void ft_oscache_init(void);
+
 /* ft_page.c */
 extern Buffer ft_getbuf(FtTree *tree, BlockNumber blkno, int access);
 extern void ft_checkpage(Relation rel, Buffer buf);

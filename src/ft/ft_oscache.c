@@ -32,6 +32,8 @@
 #include "common/relpath.h"
 #include "ft/ft_int.h"
 #include "storage/fd.h"
+#include "utils/guc.h"
+#include "utils/inval.h"
 #include "utils/rel.h"
 
 #define FT_OSCACHE_MAPS	8
@@ -56,6 +58,13 @@
 #define FT_OSCACHE_LEAVE	0.85f
 
 int			ft_page_cache_probe = FT_PAGE_CACHE_PROBE_ON;
+
+static const struct config_enum_entry page_cache_probe_options[] = {
+	{"off", FT_PAGE_CACHE_PROBE_OFF, false},
+	{"on", FT_PAGE_CACHE_PROBE_ON, false},
+	{"assume", FT_PAGE_CACHE_PROBE_ASSUME, false},
+	{NULL, 0, false}
+};
 
 typedef struct SegmentMap
 {
@@ -225,4 +234,27 @@ ft_oscache_invalidate(Oid relid)
 	for (i = 0; i < FT_OSCACHE_MAPS; i++)
 		if (maps[i].used && (maps[i].relid == relid || relid == InvalidOid))
 			unmap_slot(&maps[i]);
+}
+
+/* A mapping must not outlive the relation file (REINDEX, TRUNCATE, DROP) */
+static void
+oscache_relcache_callback(Datum arg, Oid relid)
+{
+	ft_oscache_invalidate(relid);
+}
+
+void
+ft_oscache_init(void)
+{
+	DefineCustomEnumVariable("fractam.page_cache_probe",
+							 "Treat leaves in the kernel's page cache as cached.",
+							 "on: when most leaves outside shared buffers are in the page "
+							 "cache (sampled with mincore()), apply inserts to them "
+							 "directly and flush buffered messages on the way; off: only "
+							 "leaves in shared buffers count; assume: every index is in "
+							 "memory (for testing).",
+							 &ft_page_cache_probe, FT_PAGE_CACHE_PROBE_ON,
+							 page_cache_probe_options,
+							 PGC_USERSET, 0, NULL, NULL, NULL);
+	CacheRegisterRelcacheCallback(oscache_relcache_callback, (Datum) 0);
 }

@@ -27,7 +27,9 @@
 #include "postgres.h"
 
 #include "ft/ft_int.h"
+#include "utils/guc.h"
 #include "utils/hsearch.h"
+#include "utils/inval.h"
 #include "utils/memutils.h"
 #include "utils/rel.h"
 
@@ -253,4 +255,26 @@ ft_routecache_stats(FtRouteCacheStats *stats)
 {
 	*stats = counters;
 	stats->cached_pages = cache_hash ? hash_get_num_entries(cache_hash) : 0;
+}
+
+/*
+ * Cached routing pages of an index must not outlive its relation file:
+ * REINDEX, TRUNCATE and DROP all invalidate the index's relcache entry.
+ */
+static void
+routecache_relcache_callback(Datum arg, Oid relid)
+{
+	ft_routecache_invalidate(relid);
+}
+
+void
+ft_routecache_init(void)
+{
+	DefineCustomIntVariable("fractam.routing_cache_pages",
+							"Routing pages each backend keeps private copies of.",
+							"Saves descents the shared-buffer lookups of the levels "
+							"above the buffer nodes; 0 disables the cache.",
+							&ft_routing_cache_pages, 256, 0, 65536,
+							PGC_USERSET, GUC_UNIT_BLOCKS, NULL, NULL, NULL);
+	CacheRegisterRelcacheCallback(routecache_relcache_callback, (Datum) 0);
 }

@@ -176,3 +176,21 @@ ftxlog_reuse(Relation rel, BlockNumber blkno, FullTransactionId safexid)
 	XLogRegisterData((char *) &xlrec, sizeof(xlrec));
 	XLogInsert(RM_FRACTAM_ID, XLOG_FT_REUSE);
 }
+
+static RmgrData fractam_rmgr = {
+	.rm_name = FT_RMGR_NAME,
+	.rm_redo = ft_redo,
+	.rm_desc = ft_desc,
+	.rm_identify = ft_identify,
+	.rm_startup = NULL,			/* redo keeps no state between records */
+	.rm_cleanup = NULL,
+	.rm_mask = ft_mask,
+	.rm_decode = NULL			/* index records carry nothing to decode */
+};
+
+/* At library load (_PG_init), before recovery can start */
+void
+ft_register_rmgr(void)
+{
+	RegisterCustomRmgr(RM_FRACTAM_ID, &fractam_rmgr);
+}

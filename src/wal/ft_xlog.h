@@ -136,6 +136,7 @@ extern void ftxlog_reuse(Relation rel, BlockNumber blkno,
 extern void ftxlog_reserve(Relation rel, int nblocks);
 
 /* redo side */
+extern void ft_register_rmgr(void);
 extern void ft_redo(XLogReaderState *record);
 extern void ft_mask(char *pagedata, BlockNumber blkno);
 extern void ft_desc(StringInfo buf, XLogReaderState *record);

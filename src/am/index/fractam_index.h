@@ -71,11 +71,12 @@ typedef struct FractamIndexState
 	bool		probe_isnull[INDEX_MAX_KEYS];
 } FractamIndexState;
 
-/* fractam_module.c */
-extern relopt_kind fractam_relopt_kind;
-extern bool fractam_direct_apply;
-extern LWLockPadded *fractam_unique_locks(void);
+/* index_insert.c: striped locks of the unique check */
 #define FRACTAM_UNIQUE_LOCKS 4096
+extern void fractam_unique_locks_init(void);
+
+/* index_compare.c */
+extern bool fractam_direct_apply;
 
 /* index_compare.c */
 extern FractamIndexState *fractam_index_state(Relation index);
@@ -93,6 +94,7 @@ extern void fractam_set_probe(FractamIndexState *state, IndexTuple itup);
 
 /* index_handler.c */
 extern Datum fractam_index_handler(PG_FUNCTION_ARGS);
+extern void fractam_index_init(void);
 extern bytea *fractam_options(Datum reloptions, bool validate);
 
 /* index_build.c */
@@ -142,9 +144,6 @@ extern void fractam_costestimate(PlannerInfo *root, IndexPath *path,
 
 /* index_validate.c */
 extern bool fractam_validate(Oid opclassoid);
-
-/* utility_hook.c */
-extern void fractam_install_utility_hook(void);
 
 /* speculative.c */
 extern void fractam_install_executor_hook(void);

@@ -140,6 +140,9 @@ fractam_index_state(Relation index)
 	return state;
 }
 
+/* fractam.direct_apply (set in index_handler.c) */
+bool		fractam_direct_apply = true;
+
 /* Fill an FtTree for an index, with its reloptions */
 void
 fractam_index_tree(Relation index, FtTree *tree)

@@ -16,6 +16,8 @@
 
 PG_FUNCTION_INFO_V1(fractam_index_handler);
 
+static relopt_kind fractam_relopt_kind;
+
 bytea *
 fractam_options(Datum reloptions, bool validate)
 {
@@ -91,4 +93,33 @@ fractam_index_handler(PG_FUNCTION_ARGS)
 	amroutine->amparallelrescan = NULL;
 
 	PG_RETURN_POINTER(amroutine);
+}
+
+/*
+ * At library load: the index reloptions, the index settings, the unique
+ * check's locks and the executor hook for ON CONFLICT.
+ */
+void
+fractam_index_init(void)
+{
+	fractam_relopt_kind = add_reloption_kind();
+	add_int_reloption(fractam_relopt_kind, "fanout",
+					  "Maximum number of leaves under one buffer node",
+					  FRACTAM_DEFAULT_FANOUT, 2, 64, AccessExclusiveLock);
+	add_int_reloption(fractam_relopt_kind, "fillfactor",
+					  "Packs leaf pages only to this percentage on build and ascending splits",
+					  FRACTAM_DEFAULT_FILLFACTOR, 10, 100, ShareUpdateExclusiveLock);
+	add_bool_reloption(fractam_relopt_kind, "buffering",
+					   "Buffer changes for leaves that are not in memory",
+					   true, ShareUpdateExclusiveLock);
+
+	DefineCustomBoolVariable("fractam.direct_apply",
+							 "Apply inserts directly to leaves that are in shared buffers.",
+							 "When off, every insert below the right edge is buffered; "
+							 "meant for testing the buffering and flush paths.",
+							 &fractam_direct_apply, true,
+							 PGC_USERSET, 0, NULL, NULL, NULL);
+
+	fractam_unique_locks_init();
+	fractam_install_executor_hook();
 }

@@ -35,11 +35,43 @@
 #include "am/index/index_search.h"
 #include "common/hashfn.h"
 #include "miscadmin.h"
+#include "storage/ipc.h"
 #include "storage/lmgr.h"
 #include "storage/lwlock.h"
 #include "utils/datum.h"
 #include "utils/rel.h"
 #include "utils/snapmgr.h"
+
+static shmem_request_hook_type prev_shmem_request_hook = NULL;
+static LWLockPadded *unique_locks = NULL;
+
+static void
+unique_locks_shmem_request(void)
+{
+	if (prev_shmem_request_hook)
+		prev_shmem_request_hook();
+	RequestNamedLWLockTranche("fractam_unique", FRACTAM_UNIQUE_LOCKS);
+}
+
+/* At library load: ask for the lock stripes' shared memory */
+void
+fractam_unique_locks_init(void)
+{
+	prev_shmem_request_hook = shmem_request_hook;
+	shmem_request_hook = unique_locks_shmem_request;
+}
+
+/*
+ * Striped locks that serialize inserters of equal keys into a unique
+ * index.
+ */
+static LWLockPadded *
+fractam_unique_locks(void)
+{
+	if (unique_locks == NULL)
+		unique_locks = GetNamedLWLockTranche("fractam_unique");
+	return unique_locks;
+}
 
 /* this backend's unique-insert counters (fractam_unique_stats()) */
 static FractamUniqueStats unique_stats;

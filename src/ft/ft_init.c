@@ -1,0 +1,18 @@
+/*-------------------------------------------------------------------------
+ *
+ * ft_init.c
+ *	  Library-load initialization of the tree engine: the settings and
+ *	  invalidation callbacks of its backend-local caches.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "ft/ft_int.h"
+
+void
+ft_init(void)
+{
+	ft_routecache_init();
+	ft_oscache_init();
+}
