@@ -20,6 +20,8 @@ OBJS = \
 	src/am/index/speculative.o \
 	src/ft/ft_init.o \
 	src/ft/ft_page.o \
+	src/ft/ft_buffer.o \
+	src/ft/ft_merge.o \
 	src/ft/ft_search.o \
 	src/ft/ft_routecache.o \
 	src/ft/ft_oscache.o \

@@ -125,8 +125,10 @@ typedef struct FtVacuumResult
 /* ft_init.c: at library load (_PG_init) */
 extern void ft_init(void);
 
-/* ft_page.c */
+/* ft_buffer.c */
 extern void ft_init_tree(FtTree *tree, ForkNumber forknum);
+
+/* ft_insert.c */
 extern void ft_check_item_size(FtTree *tree, Size len);
 
 /* ft_routecache.c: backend-local copies of routing pages */

@@ -80,12 +80,17 @@ typedef struct FtDescent
 extern void ft_routecache_init(void);
 extern void ft_oscache_init(void);
 
-/* ft_page.c */
+/* ft_buffer.c */
 extern Buffer ft_getbuf(FtTree *tree, BlockNumber blkno, int access);
 extern void ft_checkpage(Relation rel, Buffer buf);
 extern Buffer ft_newbuf(FtTree *tree);
 extern void ft_read_meta(FtTree *tree, BlockNumber *root, uint32 *root_level);
 extern void ft_forget_root(FtTree *tree);
+extern bool ft_leaf_resident(FtTree *tree, BlockNumber blkno, Buffer *recent);
+extern Buffer ft_getbuf_recent(FtTree *tree, BlockNumber blkno, int access,
+							   Buffer recent);
+
+/* ft_search.c: searches within one page */
 extern int	ft_cmp(FtTree *tree, const char *a, Size alen, const char *b, Size blen);
 extern OffsetNumber ft_leaf_lower_bound(FtTree *tree, Page page,
 										const char *key, Size len, bool *found);
@@ -98,10 +103,9 @@ extern void ft_slice_range(FtTree *tree, Page page, int childidx,
 						   OffsetNumber *first, OffsetNumber *end);
 extern bool ft_must_move_right(FtTree *tree, Page page, const char *key,
 							   Size len, bool strict);
+
+/* ft_page.c */
 extern Size ft_item_space(Size len);
-extern bool ft_leaf_resident(FtTree *tree, BlockNumber blkno, Buffer *recent);
-extern Buffer ft_getbuf_recent(FtTree *tree, BlockNumber blkno, int access,
-							   Buffer recent);
 extern void ft_rewrite_leaf_page(Page page, FtPageOpaque template,
 								 char **items, Size *lens, int nitems,
 								 const char *hikey, Size hikeylen);
@@ -123,6 +127,7 @@ typedef struct FtMsgRef
 	int			type;
 } FtMsgRef;
 
+/* ft_merge.c */
 extern int	ft_merge_leaf(FtTree *tree, Page lpage, const FtMsgRun *runs,
 						  int nruns, const char *extra, Size extralen,
 						  char **items, Size *lens, uint64 *maxmsn);
@@ -136,7 +141,7 @@ extern Page ft_routecache_lookup(FtTree *tree, BlockNumber blkno, uint32 level);
 extern void ft_routecache_store(FtTree *tree, BlockNumber blkno, Page page);
 extern void ft_routecache_forget(FtTree *tree, BlockNumber blkno);
 
-/* ft_search.c */
+/* ft_search.c: descents */
 extern void ft_descend(FtTree *tree, const char *key, Size len, bool strict,
 					   int stoplevel, int access, FtDescent *d);
 extern void ft_descend_copy(FtTree *tree, const char *key, Size len,

@@ -1,7 +1,8 @@
 /*-------------------------------------------------------------------------
  *
  * ft_search.c
- *	  Root-to-leaf descent.
+ *	  Root-to-leaf descent, and the searches within one page it and the
+ *	  other operations use.
  *
  * Readers and writers descend holding one lock at a time (Lehman-Yao):
  * a page reached through a stale downlink may have split, in which case
@@ -255,4 +256,201 @@ ft_descend(FtTree *tree, const char *key, Size len, bool strict,
 		   int stoplevel, int access, FtDescent *d)
 {
 	ft_descend_copy(tree, key, len, strict, stoplevel, access, d, NULL, NULL);
+}
+
+/*
+ * Compare two keys; an empty key is minus infinity.
+ */
+int
+ft_cmp(FtTree *tree, const char *a, Size alen, const char *b, Size blen)
+{
+	if (alen == 0)
+		return blen == 0 ? 0 : -1;
+	if (blen == 0)
+		return 1;
+	return tree->cmp(tree->cmp_arg, a, alen, b, blen);
+}
+
+/*
+ * A binary search probing mid of [lo, hi) next probes the middle of
+ * [lo, mid) or of [mid + 1, hi): start fetching both items (see
+ * ft_prefetch_item).
+ */
+static inline void
+prefetch_next_probes(Page page, OffsetNumber lo, OffsetNumber mid,
+					 OffsetNumber hi, Size skip)
+{
+	if (mid > lo)
+		ft_prefetch_item(page, lo + (mid - lo) / 2, skip);
+	if (mid + 1 < hi)
+		ft_prefetch_item(page, mid + 1 + (hi - mid - 1) / 2, skip);
+}
+
+/*
+ * On a leaf: the first data offset whose item is >= key (maxoff+1 if
+ * none).  *found tells whether that item compares equal.
+ */
+OffsetNumber
+ft_leaf_lower_bound(FtTree *tree, Page page, const char *key, Size len,
+					bool *found)
+{
+	FtPageOpaque opaque = FtPageGetOpaque(page);
+	OffsetNumber lo = FtFirstDataOffset(opaque);
+	OffsetNumber hi = PageGetMaxOffsetNumber(page) + 1;
+
+	*found = false;
+	while (lo < hi)
+	{
+		OffsetNumber mid = lo + (hi - lo) / 2;
+		Size		ilen;
+		char	   *item;
+		int			c;
+
+		prefetch_next_probes(page, lo, mid, hi, 0);
+		item = ft_page_item(page, mid, &ilen);
+		c = ft_cmp(tree, item, ilen, key, len);
+
+		if (c < 0)
+			lo = mid + 1;
+		else
+		{
+			if (c == 0)
+				*found = true;
+			hi = mid;
+		}
+	}
+	if (*found)
+	{
+		Size		ilen;
+		char	   *item;
+
+		/* found was set by some probe >= lo; confirm it is lo itself */
+		if (lo > PageGetMaxOffsetNumber(page))
+			*found = false;
+		else
+		{
+			item = ft_page_item(page, lo, &ilen);
+			*found = (ft_cmp(tree, item, ilen, key, len) == 0);
+		}
+	}
+	return lo;
+}
+
+/*
+ * On an internal page: the index of the child whose range holds key.
+ * With strict, the child holding the largest keys < key instead (used by
+ * backward scans).
+ */
+int
+ft_child_index(FtTree *tree, Page page, const char *key, Size len, bool strict)
+{
+	FtPageOpaque opaque = FtPageGetOpaque(page);
+	OffsetNumber first = FtFirstDataOffset(opaque);
+	int			lo = 0;
+	int			hi = opaque->ft_nchildren - 1;
+
+	/* find the last pivot i with pivot <= key (< key if strict) */
+	while (lo < hi)
+	{
+		int			mid = lo + (hi - lo + 1) / 2;
+		char	   *pkey;
+		Size		pkeylen;
+		int			c;
+
+		/* the next probe is in [lo, mid - 1] or in [mid, hi] */
+		if (mid - 1 > lo)
+			ft_prefetch_item(page, first + lo + (mid - lo) / 2, FT_PIVOT_HDRSZ);
+		if (hi > mid)
+			ft_prefetch_item(page, first + mid + (hi - mid + 1) / 2, FT_PIVOT_HDRSZ);
+		ft_pivot(page, first + mid, &pkey, &pkeylen);
+		c = ft_cmp(tree, pkey, pkeylen, key, len);
+		if (c < 0 || (c == 0 && !strict))
+			lo = mid;
+		else
+			hi = mid - 1;
+	}
+	return lo;
+}
+
+/*
+ * On a buffer node: the first message offset whose key is >= key (or >
+ * key with upper).  Messages are sorted by (key, MSN).
+ */
+OffsetNumber
+ft_msg_bound(FtTree *tree, Page page, const char *key, Size len, bool upper)
+{
+	FtPageOpaque opaque = FtPageGetOpaque(page);
+	OffsetNumber lo = FtFirstMsgOffset(opaque);
+	OffsetNumber hi = PageGetMaxOffsetNumber(page) + 1;
+
+	while (lo < hi)
+	{
+		OffsetNumber mid = lo + (hi - lo) / 2;
+		char	   *mkey;
+		Size		mkeylen;
+		int			c;
+
+		prefetch_next_probes(page, lo, mid, hi, FT_MSG_HDRSZ);
+		ft_msg(page, mid, &mkey, &mkeylen);
+		c = ft_cmp(tree, mkey, mkeylen, key, len);
+		if (c < 0 || (c == 0 && upper))
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/*
+ * The offset where the messages of child childidx begin in a buffer node;
+ * childidx == ft_nchildren gives the end of the last child's messages.  A
+ * child's slice ends where the next one's begins, so loops over all
+ * children need one search per child, not two.
+ */
+OffsetNumber
+ft_slice_start(FtTree *tree, Page page, int childidx)
+{
+	FtPageOpaque opaque = FtPageGetOpaque(page);
+	char	   *pkey;
+	Size		pkeylen;
+
+	Assert(FtPageIsBuffer(opaque));
+	Assert(childidx >= 0 && childidx <= opaque->ft_nchildren);
+	if (childidx == 0)
+		return FtFirstMsgOffset(opaque);
+	if (childidx == opaque->ft_nchildren)
+		return PageGetMaxOffsetNumber(page) + 1;
+	ft_pivot(page, FtFirstDataOffset(opaque) + childidx, &pkey, &pkeylen);
+	return ft_msg_bound(tree, page, pkey, pkeylen, false);
+}
+
+/*
+ * The messages of child childidx occupy offsets [*first, *end).
+ */
+void
+ft_slice_range(FtTree *tree, Page page, int childidx,
+			   OffsetNumber *first, OffsetNumber *end)
+{
+	*first = ft_slice_start(tree, page, childidx);
+	*end = ft_slice_start(tree, page, childidx + 1);
+}
+
+/*
+ * Lehman-Yao: does key lie beyond this page's high key?  With strict
+ * (searching for keys < key) only a key strictly above the high key does.
+ */
+bool
+ft_must_move_right(FtTree *tree, Page page, const char *key, Size len,
+				   bool strict)
+{
+	FtPageOpaque opaque = FtPageGetOpaque(page);
+	Size		hlen;
+	char	   *hikey;
+	int			c;
+
+	if (FtPageIsRightmost(opaque))
+		return false;
+	hikey = ft_page_item(page, FT_HIKEY, &hlen);
+	c = ft_cmp(tree, key, len, hikey, hlen);
+	return strict ? c > 0 : c >= 0;
 }

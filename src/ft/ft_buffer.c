@@ -1,0 +1,336 @@
+/*-------------------------------------------------------------------------
+ *
+ * ft_buffer.c
+ *	  Page access through the buffer manager: reading and checking pages,
+ *	  allocating and recycling them, the metapage and the root cache, and
+ *	  whether a page is in shared buffers.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/xloginsert.h"
+#include "ft/ft_int.h"
+#include "miscadmin.h"
+#include "storage/buf_internals.h"
+#include "storage/bufmgr.h"
+#include "storage/indexfsm.h"
+#include "storage/lmgr.h"
+#include "storage/smgr.h"
+#include "utils/rel.h"
+#include "utils/snapmgr.h"
+#include "wal/ft_xlog.h"
+
+/*
+ * Sanity-check a page just read.  A page that is not a fractam page, or
+ * whose layout is impossible, raises ERRCODE_INDEX_CORRUPTED rather than
+ * letting later code trip over it.
+ */
+void
+ft_checkpage(Relation rel, Buffer buf)
+{
+	Page		page = BufferGetPage(buf);
+	FtPageOpaque opaque;
+	uint16		kind;
+
+	if (PageIsNew(page))
+		ereport(ERROR,
+				(errcode(ERRCODE_INDEX_CORRUPTED),
+				 errmsg("index \"%s\" contains unexpected zero page at block %u",
+						RelationGetRelationName(rel), BufferGetBlockNumber(buf)),
+				 errhint("Please REINDEX it.")));
+	if (PageGetSpecialSize(page) != MAXALIGN(sizeof(FtPageOpaqueData)))
+		ereport(ERROR,
+				(errcode(ERRCODE_INDEX_CORRUPTED),
+				 errmsg("index \"%s\" contains corrupted page at block %u",
+						RelationGetRelationName(rel), BufferGetBlockNumber(buf)),
+				 errdetail("Special space has size %u, expected %u.",
+						   (unsigned) PageGetSpecialSize(page),
+						   (unsigned) MAXALIGN(sizeof(FtPageOpaqueData)))));
+	opaque = FtPageGetOpaque(page);
+	kind = opaque->ft_flags & FT_PAGE_KIND_MASK;
+	if (opaque->ft_page_id != FT_PAGE_ID ||
+		(opaque->ft_flags & ~(FT_PAGE_KIND_MASK | FT_PAGE_DELETED)) != 0 ||
+		(FtPageIsDeleted(opaque) && kind != FT_PAGE_LEAF) ||
+		!((kind == FT_PAGE_META && opaque->ft_level == 0) ||
+		  (kind == FT_PAGE_LEAF && opaque->ft_level == 0) ||
+		  (kind == FT_PAGE_BUFFER && FtLevelIsBuffer(opaque->ft_level)) ||
+		  (kind == FT_PAGE_ROUTING && opaque->ft_level > FT_TOP_BUFFER_LEVEL)))
+		ereport(ERROR,
+				(errcode(ERRCODE_INDEX_CORRUPTED),
+				 errmsg("index \"%s\" contains corrupted page at block %u",
+						RelationGetRelationName(rel), BufferGetBlockNumber(buf)),
+				 errdetail("Page kind 0x%04x at level %u with page id 0x%04x is not valid.",
+						   opaque->ft_flags, opaque->ft_level, opaque->ft_page_id)));
+	if (kind == FT_PAGE_BUFFER || kind == FT_PAGE_ROUTING)
+	{
+		OffsetNumber maxoff = PageGetMaxOffsetNumber(page);
+
+		if (opaque->ft_nchildren == 0 ||
+			FtFirstDataOffset(opaque) + opaque->ft_nchildren - 1 > maxoff ||
+			(kind == FT_PAGE_ROUTING &&
+			 FtFirstDataOffset(opaque) + opaque->ft_nchildren - 1 != maxoff))
+			ereport(ERROR,
+					(errcode(ERRCODE_INDEX_CORRUPTED),
+					 errmsg("index \"%s\" contains corrupted page at block %u",
+							RelationGetRelationName(rel), BufferGetBlockNumber(buf)),
+					 errdetail("Internal page claims %u children but has %u items.",
+							   opaque->ft_nchildren, maxoff)));
+	}
+}
+
+/*
+ * Read and lock a page, checking that it is sane.
+ */
+Buffer
+ft_getbuf(FtTree *tree, BlockNumber blkno, int access)
+{
+	Buffer		buf;
+
+	if (blkno == InvalidBlockNumber)
+		ereport(ERROR,
+				(errcode(ERRCODE_INDEX_CORRUPTED),
+				 errmsg("index \"%s\" references an invalid block",
+						RelationGetRelationName(tree->rel))));
+	buf = ReadBuffer(tree->rel, blkno);
+	if (access != BUFFER_LOCK_UNLOCK)
+	{
+#if defined(__GNUC__)
+		/* fetch the header and special space while we wait for the lock */
+		__builtin_prefetch(BufferGetPage(buf));
+		__builtin_prefetch((char *) BufferGetPage(buf) + BLCKSZ -
+						   MAXALIGN(sizeof(FtPageOpaqueData)));
+#endif
+		LockBuffer(buf, access);
+		ft_checkpage(tree->rel, buf);
+	}
+	return buf;
+}
+
+/*
+ * Can a deleted page be reused?  Only once no backend (or hot-standby
+ * query, see XLOG_FT_REUSE) can still hold a pointer to it from before it
+ * was unlinked: every snapshot must be newer than the XID recorded at
+ * deletion, as in nbtree.
+ */
+static bool
+page_recyclable(Page page)
+{
+	FtPageOpaque opaque;
+
+	if (PageIsNew(page))
+		return true;
+	if (PageGetSpecialSize(page) != MAXALIGN(sizeof(FtPageOpaqueData)))
+		return false;
+	opaque = FtPageGetOpaque(page);
+	return FtPageIsDeleted(opaque) &&
+		GlobalVisCheckRemovableFullXid(NULL,
+									   FullTransactionIdFromU64(opaque->ft_msn));
+}
+
+/*
+ * Allocate a page: a recyclable deleted page from the free space map, or a
+ * new one at the end of the relation.  Returned exclusively locked; the
+ * caller initializes it inside its critical section and logs its image.
+ *
+ * Holding buffer locks while waiting for the relation extension lock is
+ * safe, as in nbtree: the extension lock is never held while waiting for
+ * anything else.
+ */
+Buffer
+ft_newbuf(FtTree *tree)
+{
+	Buffer		buf;
+	bool		needLock = !RELATION_IS_LOCAL(tree->rel);
+
+	for (;;)
+	{
+		BlockNumber blkno = GetFreeIndexPage(tree->rel);
+
+		if (blkno == InvalidBlockNumber)
+			break;
+		buf = ReadBuffer(tree->rel, blkno);
+		if (ConditionalLockBuffer(buf))
+		{
+			Page		page = BufferGetPage(buf);
+
+			if (page_recyclable(page))
+			{
+				if (!PageIsNew(page))
+					ftxlog_reuse(tree->rel, blkno,
+								 FullTransactionIdFromU64(FtPageGetOpaque(page)->ft_msn));
+				return buf;
+			}
+			if (PageGetSpecialSize(page) == MAXALIGN(sizeof(FtPageOpaqueData)) &&
+				FtPageIsDeleted(FtPageGetOpaque(page)))
+			{
+				/* not yet: give it back and extend instead */
+				UnlockReleaseBuffer(buf);
+				RecordFreeIndexPage(tree->rel, blkno);
+				break;
+			}
+			/* a stale entry (the page is in use again): drop it, go on */
+			UnlockReleaseBuffer(buf);
+			continue;
+		}
+		ReleaseBuffer(buf);
+	}
+
+	if (needLock)
+		LockRelationForExtension(tree->rel, ExclusiveLock);
+	buf = ReadBufferExtended(tree->rel, MAIN_FORKNUM, P_NEW,
+							 RBM_ZERO_AND_LOCK, NULL);
+	if (needLock)
+		UnlockRelationForExtension(tree->rel, ExclusiveLock);
+	return buf;
+}
+
+/*
+ * Forget the cached root location (after the caller saw it was stale).
+ */
+void
+ft_forget_root(FtTree *tree)
+{
+	if (tree->rootcache)
+		tree->rootcache->valid = false;
+}
+
+/*
+ * Read the root location from the metapage.
+ */
+void
+ft_read_meta(FtTree *tree, BlockNumber *root, uint32 *root_level)
+{
+	Buffer		buf = ft_getbuf(tree, FT_METAPAGE_BLKNO, BUFFER_LOCK_SHARE);
+	Page		page = BufferGetPage(buf);
+	FtMetaData *meta = FtPageGetMeta(page);
+
+	if (!(FtPageGetOpaque(page)->ft_flags & FT_PAGE_META) ||
+		meta->magic != FT_MAGIC)
+		ereport(ERROR,
+				(errcode(ERRCODE_INDEX_CORRUPTED),
+				 errmsg("index \"%s\" is not a fractam index",
+						RelationGetRelationName(tree->rel)),
+				 errdetail("Metapage magic is 0x%08x, expected 0x%08x.",
+						   meta->magic, FT_MAGIC)));
+	if (meta->version != FT_FORMAT_VERSION)
+		ereport(ERROR,
+				(errcode(ERRCODE_INDEX_CORRUPTED),
+				 errmsg("index \"%s\" has fractam format version %u, but this build supports version %u",
+						RelationGetRelationName(tree->rel), meta->version,
+						FT_FORMAT_VERSION),
+				 errhint("REINDEX the index with this version of fractam.")));
+	*root = meta->root;
+	*root_level = meta->root_level;
+	UnlockReleaseBuffer(buf);
+	if (tree->rootcache)
+	{
+		tree->rootcache->root = *root;
+		tree->rootcache->level = *root_level;
+		tree->rootcache->valid = true;
+	}
+}
+
+/*
+ * Write an empty tree (metapage + empty root leaf) into the given fork of a
+ * fresh relation.  Used for the init fork of unlogged indexes and for empty
+ * builds.  Pages are written through smgr, checksummed and WAL-logged.
+ */
+void
+ft_init_tree(FtTree *tree, ForkNumber forknum)
+{
+	PGAlignedBlock metabuf;
+	PGAlignedBlock leafbuf;
+	SMgrRelation smgr = RelationGetSmgr(tree->rel);
+
+	ft_meta_init(metabuf.data, 1, 0);
+	ft_page_init(leafbuf.data, FT_PAGE_LEAF, 0);
+
+	PageSetChecksumInplace(metabuf.data, FT_METAPAGE_BLKNO);
+	smgrwrite(smgr, forknum, FT_METAPAGE_BLKNO, metabuf.data, true);
+	PageSetChecksumInplace(leafbuf.data, 1);
+	smgrextend(smgr, forknum, 1, leafbuf.data, true);
+
+	/* The init fork must be logged and synced even at wal_level=minimal */
+	if (forknum == INIT_FORKNUM || RelationNeedsWAL(tree->rel))
+	{
+		log_newpage(&(RelationGetSmgr(tree->rel))->smgr_rnode.node, forknum,
+					FT_METAPAGE_BLKNO, metabuf.data, true);
+		log_newpage(&(RelationGetSmgr(tree->rel))->smgr_rnode.node, forknum,
+					1, leafbuf.data, true);
+	}
+	smgrimmedsync(RelationGetSmgr(tree->rel), forknum);
+}
+
+/*
+ * Is the page already in shared buffers?  Used to decide between applying
+ * a change directly to a leaf (no I/O) and buffering it.  A pure lookup in
+ * the buffer mapping table: it neither reads nor prefetches the page.
+ * *recent gets the buffer it was found in (InvalidBuffer if none is known),
+ * for ft_getbuf_recent: reading it then costs no second lookup.
+ */
+bool
+ft_leaf_resident(FtTree *tree, BlockNumber blkno, Buffer *recent)
+{
+	BufferTag	tag;
+	uint32		hash;
+	LWLock	   *partlock;
+	int			id;
+
+	*recent = InvalidBuffer;
+	if (RelationUsesLocalBuffers(tree->rel))
+		return true;
+	INIT_BUFFERTAG(tag, tree->rel->rd_node, MAIN_FORKNUM, blkno);
+	hash = BufTableHashCode(&tag);
+	partlock = BufMappingPartitionLock(hash);
+	LWLockAcquire(partlock, LW_SHARED);
+	id = BufTableLookup(&tag, hash);
+	LWLockRelease(partlock);
+	if (id < 0)
+		return false;
+	*recent = id + 1;
+	return true;
+}
+
+/*
+ * Count a use of a shared buffer we hold pinned, as ReadBuffer's pin does.
+ * ReadRecentBuffer pins a buffer with its header locked, which leaves the
+ * usage count alone (PostgreSQL 15).  A leaf reached only that way would
+ * age out of shared buffers as if nobody used it: in a cached insert load
+ * leaves taking inserts every few milliseconds were evicted right after a
+ * change, each costing a read back, a write, and a WAL flush (fdatasync) in
+ * the evicting backend.  Same protocol as the buffer manager's own pin:
+ * change the state word only with the header lock held.
+ */
+static void
+count_buffer_use(Buffer buf)
+{
+	BufferDesc *desc;
+	uint32		state;
+
+	Assert(!BufferIsLocal(buf));
+	desc = GetBufferDescriptor(buf - 1);
+	state = LockBufHdr(desc);
+	if (BUF_STATE_GET_USAGECOUNT(state) < BM_MAX_USAGE_COUNT)
+		state += BUF_USAGECOUNT_ONE;
+	UnlockBufHdr(desc, state);
+}
+
+/*
+ * ft_getbuf for a page that was seen in buffer recent a moment ago (see
+ * ft_leaf_resident): pin that buffer directly if it still holds the page.
+ */
+Buffer
+ft_getbuf_recent(FtTree *tree, BlockNumber blkno, int access, Buffer recent)
+{
+	Buffer		buf;
+
+	if (!BufferIsValid(recent) ||
+		!ReadRecentBuffer(tree->rel->rd_node, MAIN_FORKNUM, blkno, recent))
+		return ft_getbuf(tree, blkno, access);
+	buf = recent;
+	count_buffer_use(buf);
+	LockBuffer(buf, access);
+	ft_checkpage(tree->rel, buf);
+	return buf;
+}
