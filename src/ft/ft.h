@@ -19,7 +19,6 @@
 #include "storage/buf.h"
 #include "storage/bufpage.h"
 #include "utils/relcache.h"
-#include "ft/ft_page.h"
 
 /*
  * Three-way comparison of two items.  A zero-length item is never passed:
@@ -79,15 +78,7 @@ typedef struct FtTree
 } FtTree;
 
 /* Largest item the tree accepts (also bounds pivots and messages) */
-#define FT_MAX_ITEM_SIZE \
-	MAXALIGN_DOWN((BLCKSZ - MAXALIGN(SizeOfPageHeaderData + 3 * sizeof(ItemIdData)) - \
-				   MAXALIGN(sizeof(FtPageOpaqueData))) / 3 - 16)
-
-/* Room a level-2 buffer node keeps for one more pivot (see ft_split.c) */
-#define FT_PIVOT_ROOM(tree) \
-	(MAXALIGN(MAXALIGN(sizeof(uint64)) + \
-			  ((tree)->max_item_size > 0 ? (tree)->max_item_size : FT_MAX_ITEM_SIZE)) + \
-	 sizeof(ItemIdData))
+extern Size ft_max_item_size(void);
 
 /* Statistics gathered by ft_collect_stats */
 typedef struct FtStats

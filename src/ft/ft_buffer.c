@@ -35,15 +35,15 @@ ft_checkpage(Relation rel, Buffer buf)
 
 	if (PageIsNew(page))
 		ereport(ERROR,
-				(errcode(ERRCODE_INDEX_CORRUPTED),
-				 errmsg("index \"%s\" contains unexpected zero page at block %u",
-						RelationGetRelationName(rel), BufferGetBlockNumber(buf)),
-				 errhint("Please REINDEX it.")));
+				(errcode(ft_corrupted_errcode(rel)),
+				 errmsg("%s \"%s\" contains unexpected zero page at block %u",
+						ft_relkind_name(rel), RelationGetRelationName(rel), BufferGetBlockNumber(buf)),
+				 ft_relation_is_index(rel) ? errhint("Please REINDEX it.") : 0));
 	if (PageGetSpecialSize(page) != MAXALIGN(sizeof(FtPageOpaqueData)))
 		ereport(ERROR,
-				(errcode(ERRCODE_INDEX_CORRUPTED),
-				 errmsg("index \"%s\" contains corrupted page at block %u",
-						RelationGetRelationName(rel), BufferGetBlockNumber(buf)),
+				(errcode(ft_corrupted_errcode(rel)),
+				 errmsg("%s \"%s\" contains corrupted page at block %u",
+						ft_relkind_name(rel), RelationGetRelationName(rel), BufferGetBlockNumber(buf)),
 				 errdetail("Special space has size %u, expected %u.",
 						   (unsigned) PageGetSpecialSize(page),
 						   (unsigned) MAXALIGN(sizeof(FtPageOpaqueData)))));
@@ -57,9 +57,9 @@ ft_checkpage(Relation rel, Buffer buf)
 		  (kind == FT_PAGE_BUFFER && FtLevelIsBuffer(opaque->ft_level)) ||
 		  (kind == FT_PAGE_ROUTING && opaque->ft_level > FT_TOP_BUFFER_LEVEL)))
 		ereport(ERROR,
-				(errcode(ERRCODE_INDEX_CORRUPTED),
-				 errmsg("index \"%s\" contains corrupted page at block %u",
-						RelationGetRelationName(rel), BufferGetBlockNumber(buf)),
+				(errcode(ft_corrupted_errcode(rel)),
+				 errmsg("%s \"%s\" contains corrupted page at block %u",
+						ft_relkind_name(rel), RelationGetRelationName(rel), BufferGetBlockNumber(buf)),
 				 errdetail("Page kind 0x%04x at level %u with page id 0x%04x is not valid.",
 						   opaque->ft_flags, opaque->ft_level, opaque->ft_page_id)));
 	if (kind == FT_PAGE_BUFFER || kind == FT_PAGE_ROUTING)
@@ -71,9 +71,9 @@ ft_checkpage(Relation rel, Buffer buf)
 			(kind == FT_PAGE_ROUTING &&
 			 FtFirstDataOffset(opaque) + opaque->ft_nchildren - 1 != maxoff))
 			ereport(ERROR,
-					(errcode(ERRCODE_INDEX_CORRUPTED),
-					 errmsg("index \"%s\" contains corrupted page at block %u",
-							RelationGetRelationName(rel), BufferGetBlockNumber(buf)),
+					(errcode(ft_corrupted_errcode(rel)),
+					 errmsg("%s \"%s\" contains corrupted page at block %u",
+							ft_relkind_name(rel), RelationGetRelationName(rel), BufferGetBlockNumber(buf)),
 					 errdetail("Internal page claims %u children but has %u items.",
 							   opaque->ft_nchildren, maxoff)));
 	}
@@ -89,9 +89,9 @@ ft_getbuf(FtTree *tree, BlockNumber blkno, int access)
 
 	if (blkno == InvalidBlockNumber)
 		ereport(ERROR,
-				(errcode(ERRCODE_INDEX_CORRUPTED),
-				 errmsg("index \"%s\" references an invalid block",
-						RelationGetRelationName(tree->rel))));
+				(errcode(ft_corrupted_errcode(tree->rel)),
+				 errmsg("%s \"%s\" references an invalid block",
+						ft_relkind_name(tree->rel), RelationGetRelationName(tree->rel))));
 	buf = ReadBuffer(tree->rel, blkno);
 	if (access != BUFFER_LOCK_UNLOCK)
 	{
@@ -208,18 +208,20 @@ ft_read_meta(FtTree *tree, BlockNumber *root, uint32 *root_level)
 	if (!(FtPageGetOpaque(page)->ft_flags & FT_PAGE_META) ||
 		meta->magic != FT_MAGIC)
 		ereport(ERROR,
-				(errcode(ERRCODE_INDEX_CORRUPTED),
-				 errmsg("index \"%s\" is not a fractam index",
-						RelationGetRelationName(tree->rel)),
+				(errcode(ft_corrupted_errcode(tree->rel)),
+				 errmsg("%s \"%s\" is not a fractam %s",
+						ft_relkind_name(tree->rel), RelationGetRelationName(tree->rel),
+						ft_relkind_name(tree->rel)),
 				 errdetail("Metapage magic is 0x%08x, expected 0x%08x.",
 						   meta->magic, FT_MAGIC)));
 	if (meta->version != FT_FORMAT_VERSION)
 		ereport(ERROR,
-				(errcode(ERRCODE_INDEX_CORRUPTED),
-				 errmsg("index \"%s\" has fractam format version %u, but this build supports version %u",
-						RelationGetRelationName(tree->rel), meta->version,
+				(errcode(ft_corrupted_errcode(tree->rel)),
+				 errmsg("%s \"%s\" has fractam format version %u, but this build supports version %u",
+						ft_relkind_name(tree->rel), RelationGetRelationName(tree->rel), meta->version,
 						FT_FORMAT_VERSION),
-				 errhint("REINDEX the index with this version of fractam.")));
+				 ft_relation_is_index(tree->rel) ?
+				 errhint("REINDEX the index with this version of fractam.") : 0));
 	*root = meta->root;
 	*root_level = meta->root_level;
 	UnlockReleaseBuffer(buf);

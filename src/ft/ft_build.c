@@ -80,8 +80,8 @@ ft_build_begin(FtTree *tree)
 									   "fractam build",
 									   ALLOCSET_DEFAULT_SIZES);
 	if (RelationGetNumberOfBlocks(tree->rel) != 0)
-		elog(ERROR, "index \"%s\" already contains data",
-			 RelationGetRelationName(tree->rel));
+		elog(ERROR, "%s \"%s\" already contains data",
+			 ft_relkind_name(tree->rel), RelationGetRelationName(tree->rel));
 	state->metabuf = ft_newbuf(tree);
 	Assert(BufferGetBlockNumber(state->metabuf) == FT_METAPAGE_BLKNO);
 	state->nlevels = 1;

@@ -739,9 +739,9 @@ ft_flush_to_node(FtTree *tree, Buffer ubuf, int xidx, char **splitkey,
 	if (FtPageGetOpaque(xpage)->ft_level != FtPageGetOpaque(upage)->ft_level - 1 ||
 		!FtPageIsBuffer(FtPageGetOpaque(xpage)))
 		ereport(ERROR,
-				(errcode(ERRCODE_INDEX_CORRUPTED),
-				 errmsg("index \"%s\" has a non-buffer page at block %u below buffer node %u",
-						RelationGetRelationName(tree->rel),
+				(errcode(ft_corrupted_errcode(tree->rel)),
+				 errmsg("%s \"%s\" has a non-buffer page at block %u below buffer node %u",
+						ft_relkind_name(tree->rel), RelationGetRelationName(tree->rel),
 						BufferGetBlockNumber(xbuf), BufferGetBlockNumber(ubuf))));
 
 	ft_slice_range(tree, upage, xidx, &first, &end);

@@ -26,16 +26,24 @@
 #include "utils/rel.h"
 #include "wal/ft_xlog.h"
 
+Size
+ft_max_item_size(void)
+{
+	return FT_MAX_ITEM_SIZE;
+}
+
 void
 ft_check_item_size(FtTree *tree, Size len)
 {
 	if (len > FT_MAX_ITEM_SIZE)
 		ereport(ERROR,
 				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
-				 errmsg("index row size %zu exceeds fractam maximum %zu for index \"%s\"",
+				 errmsg("%s row size %zu exceeds fractam maximum %zu for %s \"%s\"",
+						ft_relkind_name(tree->rel),
 						len, (Size) FT_MAX_ITEM_SIZE,
-						RelationGetRelationName(tree->rel)),
-				 errhint("Values larger than 1/3 of a buffer page cannot be indexed.")));
+						ft_relkind_name(tree->rel), RelationGetRelationName(tree->rel)),
+				 ft_relation_is_index(tree->rel) ?
+				 errhint("Values larger than 1/3 of a buffer page cannot be indexed.") : 0));
 }
 
 typedef enum LeafInsertResult
@@ -279,8 +287,8 @@ buffer_insert(FtTree *tree, Buffer bbuf, const char *item, Size len,
 	Assert(off == ft_msg_bound(tree, page, item, len, true));
 	msn = opaque->ft_msn + 1;
 	if (msn > FT_MSG_MAX_MSN)
-		elog(ERROR, "fractam: message sequence of index \"%s\" is exhausted",
-			 RelationGetRelationName(tree->rel));
+		elog(ERROR, "fractam: message sequence of %s \"%s\" is exhausted",
+			 ft_relkind_name(tree->rel), RelationGetRelationName(tree->rel));
 	FtMsgSet(hdr, msn, FT_MSG_INSERT);
 
 	freebefore = PageGetExactFreeSpace(page);
@@ -598,9 +606,9 @@ insert_two_level(FtTree *tree, const char *item, Size len, FtDescent *d,
 
 		if (FtPageGetOpaque(xpage)->ft_level != 1)
 			ereport(ERROR,
-					(errcode(ERRCODE_INDEX_CORRUPTED),
-					 errmsg("index \"%s\" has a downlink to block %u at level 1, but the page is at level %u",
-							RelationGetRelationName(tree->rel), t.child,
+					(errcode(ft_corrupted_errcode(tree->rel)),
+					 errmsg("%s \"%s\" has a downlink to block %u at level 1, but the page is at level %u",
+							ft_relkind_name(tree->rel), RelationGetRelationName(tree->rel), t.child,
 							FtPageGetOpaque(xpage)->ft_level)));
 		examine_target(tree, xpage, item, len, u != NULL, &lt);
 		direct = lt.direct;

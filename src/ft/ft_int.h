@@ -9,7 +9,44 @@
 #define FT_INT_H
 
 #include "ft/ft.h"
+#include "ft/ft_page.h"
+#include "catalog/pg_class.h"
 #include "storage/bufmgr.h"
+#include "utils/rel.h"
+
+/* Largest item the tree accepts (also bounds pivots and messages) */
+#define FT_MAX_ITEM_SIZE \
+	MAXALIGN_DOWN((BLCKSZ - MAXALIGN(SizeOfPageHeaderData + 3 * sizeof(ItemIdData)) - \
+				   MAXALIGN(sizeof(FtPageOpaqueData))) / 3 - 16)
+
+/* Room a level-2 buffer node keeps for one more pivot (see ft_split.c) */
+#define FT_PIVOT_ROOM(tree) \
+	(MAXALIGN(MAXALIGN(sizeof(uint64)) + \
+			  ((tree)->max_item_size > 0 ? (tree)->max_item_size : FT_MAX_ITEM_SIZE)) + \
+	 sizeof(ItemIdData))
+
+/*
+ * The tree's kind is its relation's: an index's tree or a table's.  Error
+ * messages name it, corruption is reported with the errcode PostgreSQL uses
+ * for that kind of relation, and only an index can be rebuilt by REINDEX.
+ */
+static inline bool
+ft_relation_is_index(Relation rel)
+{
+	return rel->rd_rel->relkind == RELKIND_INDEX;
+}
+
+static inline const char *
+ft_relkind_name(Relation rel)
+{
+	return ft_relation_is_index(rel) ? "index" : "table";
+}
+
+static inline int
+ft_corrupted_errcode(Relation rel)
+{
+	return ft_relation_is_index(rel) ? ERRCODE_INDEX_CORRUPTED : ERRCODE_DATA_CORRUPTED;
+}
 
 /* Reserve kept free on internal pages for one more pivot */
 #define FT_PIVOT_RESERVE \

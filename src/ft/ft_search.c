@@ -173,8 +173,8 @@ ft_descend_copy(FtTree *tree, const char *key, Size len, bool strict,
 		/* the cached root split: look it up again */
 		leave(&p);
 		if (!(tree->rootcache && tree->rootcache->valid))
-			elog(ERROR, "fractam: metapage of index \"%s\" points to a root that is not one",
-				 RelationGetRelationName(tree->rel));
+			elog(ERROR, "fractam: metapage of %s \"%s\" points to a root that is not one",
+				 ft_relkind_name(tree->rel), RelationGetRelationName(tree->rel));
 		ft_forget_root(tree);
 	}
 	for (;;)
@@ -241,9 +241,9 @@ ft_descend_copy(FtTree *tree, const char *key, Size len, bool strict,
 			  (int) level > stoplevel, &p);
 		if (FtPageGetOpaque(p.page)->ft_level != level)
 			ereport(ERROR,
-					(errcode(ERRCODE_INDEX_CORRUPTED),
-					 errmsg("index \"%s\" has a downlink to block %u at level %u, but the page is at level %u",
-							RelationGetRelationName(tree->rel), child, level,
+					(errcode(ft_corrupted_errcode(tree->rel)),
+					 errmsg("%s \"%s\" has a downlink to block %u at level %u, but the page is at level %u",
+							ft_relkind_name(tree->rel), RelationGetRelationName(tree->rel), child, level,
 							FtPageGetOpaque(p.page)->ft_level)));
 	}
 	Assert(BufferIsValid(p.buf));

@@ -223,9 +223,10 @@ split_internal(FtTree *tree, Buffer pbuf, int childidx, Buffer cbuf,
 		if (PageGetExactFreeSpace(ppage) < ft_item_space(FT_PIVOT_HDRSZ + klen))
 			ereport(ERROR,
 					(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
-					 errmsg("fractam: no room for a new pivot in block %u of index \"%s\"",
-							BufferGetBlockNumber(pbuf), RelationGetRelationName(tree->rel)),
-					 errhint("This can happen with very long keys; try again, or REINDEX.")));
+					 errmsg("fractam: no room for a new pivot in block %u of %s \"%s\"",
+							BufferGetBlockNumber(pbuf), ft_relkind_name(tree->rel), RelationGetRelationName(tree->rel)),
+					 ft_relation_is_index(tree->rel) ?
+					 errhint("This can happen with very long keys; try again, or REINDEX.") : 0));
 	}
 	rbuf = ft_newbuf(tree);
 	build_internal_halves(tree, src.data, m, BufferGetBlockNumber(rbuf),

@@ -109,9 +109,9 @@ cleanup_lock(FtTree *tree, BlockNumber blkno, uint16 kind, VisitMap *visited)
 	ft_checkpage(tree->rel, buf);
 	if ((FtPageGetOpaque(BufferGetPage(buf))->ft_flags & FT_PAGE_KIND_MASK) != kind)
 		ereport(ERROR,
-				(errcode(ERRCODE_INDEX_CORRUPTED),
-				 errmsg("index \"%s\" has a page of the wrong kind at block %u",
-						RelationGetRelationName(tree->rel), blkno),
+				(errcode(ft_corrupted_errcode(tree->rel)),
+				 errmsg("%s \"%s\" has a page of the wrong kind at block %u",
+						ft_relkind_name(tree->rel), RelationGetRelationName(tree->rel), blkno),
 				 errdetail("VACUUM expected a %s page.",
 						   kind == FT_PAGE_LEAF ? "leaf" : "buffer node")));
 	return buf;

@@ -31,9 +31,9 @@ static void
 corrupt(FtTree *tree, BlockNumber blkno, const char *what)
 {
 	ereport(ERROR,
-			(errcode(ERRCODE_INDEX_CORRUPTED),
-			 errmsg("fractam_verify: index \"%s\" block %u: %s",
-					RelationGetRelationName(tree->rel), blkno, what)));
+			(errcode(ft_corrupted_errcode(tree->rel)),
+			 errmsg("fractam_verify: %s \"%s\" block %u: %s",
+					ft_relkind_name(tree->rel), RelationGetRelationName(tree->rel), blkno, what)));
 }
 
 static int

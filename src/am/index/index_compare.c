@@ -80,10 +80,10 @@ max_index_tuple_size(TupleDesc tupdesc)
 		Form_pg_attribute att = TupleDescAttr(tupdesc, i);
 
 		if (att->attlen <= 0)
-			return FT_MAX_ITEM_SIZE;
+			return ft_max_item_size();
 		size = att_align_nominal(size, att->attalign) + att->attlen;
 	}
-	return Min(MAXALIGN(size), FT_MAX_ITEM_SIZE);
+	return Min(MAXALIGN(size), ft_max_item_size());
 }
 
 FractamIndexState *
