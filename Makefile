@@ -22,6 +22,7 @@ OBJS = \
 	src/ft/ft_page.o \
 	src/ft/ft_buffer.o \
 	src/ft/ft_merge.o \
+	src/ft/ft_item.o \
 	src/ft/ft_search.o \
 	src/ft/ft_routecache.o \
 	src/ft/ft_oscache.o \

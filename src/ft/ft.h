@@ -14,10 +14,12 @@
 #ifndef FT_H
 #define FT_H
 
+#include "access/transam.h"
 #include "common/relpath.h"
 #include "storage/block.h"
 #include "storage/buf.h"
 #include "storage/bufpage.h"
+#include "storage/smgr.h"
 #include "utils/relcache.h"
 
 /*
@@ -118,6 +120,25 @@ extern void ft_init(void);
 
 /* ft_buffer.c */
 extern void ft_init_tree(FtTree *tree, ForkNumber forknum);
+extern void ft_create_storage(SMgrRelation smgr,
+							  ForkNumber forknum, bool wal);
+extern uint64 ft_meta_next_seq(FtTree *tree, uint64 limit);
+extern uint64 ft_meta_read_seq(FtTree *tree);
+
+/* ft_item.c: one item of an unbuffered tree, in place */
+typedef struct FtItemRef
+{
+	Buffer		buf;			/* its leaf, locked */
+	OffsetNumber off;
+	char	   *item;			/* in the shared page */
+	Size		len;
+} FtItemRef;
+
+extern bool ft_item_find(FtTree *tree, const char *key, Size keylen,
+						 int access, FtItemRef *ref);
+extern void ft_item_patch(FtTree *tree, FtItemRef *ref, Size start,
+						  const char *bytes, Size len);
+extern void ft_item_release(FtItemRef *ref);
 
 /* ft_insert.c */
 extern void ft_check_item_size(FtTree *tree, Size len);
@@ -179,6 +200,7 @@ extern void ft_build_finish(FtBuildState state);
 /* ft_vacuum.c */
 extern void ft_vacuum(FtTree *tree, FtVacuumCallback callback, void *arg,
 					  FtVacuumResult *result);
+extern void ft_log_removal_horizon(FtTree *tree, FullTransactionId horizon);
 
 /* ft_verify.c */
 extern void ft_verify(FtTree *tree);

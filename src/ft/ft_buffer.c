@@ -235,15 +235,15 @@ ft_read_meta(FtTree *tree, BlockNumber *root, uint32 *root_level)
 
 /*
  * Write an empty tree (metapage + empty root leaf) into the given fork of a
- * fresh relation.  Used for the init fork of unlogged indexes and for empty
- * builds.  Pages are written through smgr, checksummed and WAL-logged.
+ * fresh relation file.  Used for the init fork of unlogged relations, for
+ * empty builds and for a table's new relation file.  Pages are written
+ * through smgr, checksummed, WAL-logged if wal says so, and synced.
  */
 void
-ft_init_tree(FtTree *tree, ForkNumber forknum)
+ft_create_storage(SMgrRelation smgr, ForkNumber forknum, bool wal)
 {
 	PGAlignedBlock metabuf;
 	PGAlignedBlock leafbuf;
-	SMgrRelation smgr = RelationGetSmgr(tree->rel);
 
 	ft_meta_init(metabuf.data, 1, 0);
 	ft_page_init(leafbuf.data, FT_PAGE_LEAF, 0);
@@ -253,15 +253,67 @@ ft_init_tree(FtTree *tree, ForkNumber forknum)
 	PageSetChecksumInplace(leafbuf.data, 1);
 	smgrextend(smgr, forknum, 1, leafbuf.data, true);
 
-	/* The init fork must be logged and synced even at wal_level=minimal */
-	if (forknum == INIT_FORKNUM || RelationNeedsWAL(tree->rel))
+	if (wal)
 	{
-		log_newpage(&(RelationGetSmgr(tree->rel))->smgr_rnode.node, forknum,
-					FT_METAPAGE_BLKNO, metabuf.data, true);
-		log_newpage(&(RelationGetSmgr(tree->rel))->smgr_rnode.node, forknum,
-					1, leafbuf.data, true);
+		log_newpage(&smgr->smgr_rnode.node, forknum, FT_METAPAGE_BLKNO,
+					metabuf.data, true);
+		log_newpage(&smgr->smgr_rnode.node, forknum, 1, leafbuf.data, true);
 	}
-	smgrimmedsync(RelationGetSmgr(tree->rel), forknum);
+	smgrimmedsync(smgr, forknum);
+}
+
+/*
+ * The same for an existing relation of the tree.  The init fork must be
+ * logged and synced even at wal_level=minimal.
+ */
+void
+ft_init_tree(FtTree *tree, ForkNumber forknum)
+{
+	ft_create_storage(RelationGetSmgr(tree->rel), forknum,
+					  forknum == INIT_FORKNUM || RelationNeedsWAL(tree->rel));
+}
+
+/*
+ * Take the next value of the metapage's counter (one WAL record); values
+ * at or above limit are refused with an error.
+ */
+uint64
+ft_meta_next_seq(FtTree *tree, uint64 limit)
+{
+	Buffer		buf = ft_getbuf(tree, FT_METAPAGE_BLKNO, BUFFER_LOCK_EXCLUSIVE);
+	Page		page = BufferGetPage(buf);
+	FtMetaData *meta = FtPageGetMeta(page);
+	uint64		value = meta->seq;
+
+	if (value >= limit)
+	{
+		UnlockReleaseBuffer(buf);
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("%s \"%s\" has used up its %llu ranges of row ids",
+						ft_relkind_name(tree->rel),
+						RelationGetRelationName(tree->rel),
+						(unsigned long long) limit),
+				 errhint("VACUUM FULL the table to renumber its rows.")));
+	}
+	START_CRIT_SECTION();
+	ft_meta_set_seq(page, value + 1);
+	MarkBufferDirty(buf);
+	ftxlog_meta_seq(tree->rel, buf, value + 1);
+	END_CRIT_SECTION();
+	UnlockReleaseBuffer(buf);
+	return value;
+}
+
+/* The metapage's counter now (the next value ft_meta_next_seq returns) */
+uint64
+ft_meta_read_seq(FtTree *tree)
+{
+	Buffer		buf = ft_getbuf(tree, FT_METAPAGE_BLKNO, BUFFER_LOCK_SHARE);
+	uint64		value = FtPageGetMeta(BufferGetPage(buf))->seq;
+
+	UnlockReleaseBuffer(buf);
+	return value;
 }
 
 /*

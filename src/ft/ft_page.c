@@ -55,6 +55,19 @@ ft_meta_init(Page page, BlockNumber root, uint32 root_level)
 		((char *) meta + sizeof(FtMetaData)) - (char *) page;
 }
 
+/* Set the metapage's counter (do side and redo) */
+void
+ft_meta_set_seq(Page page, uint64 seq)
+{
+	FtMetaData *meta = FtPageGetMeta(page);
+
+	meta->seq = seq;
+	/* metapages from before the counter existed end before it */
+	((PageHeader) page)->pd_lower =
+		Max(((PageHeader) page)->pd_lower,
+			((char *) meta + sizeof(FtMetaData)) - (char *) page);
+}
+
 /*
  * The buffer-node half of a flush: drop the flushed slice of messages and
  * add the pivots of the leaves the flush created.  Shared by the do side

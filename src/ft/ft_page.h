@@ -90,6 +90,9 @@ typedef struct FtMetaData
 	uint32		version;
 	BlockNumber root;
 	uint32		root_level;		/* 0: the root is a leaf */
+	uint64		seq;			/* the caller's counter (a table hands out
+								 * row-id ranges from it); 0 in metapages
+								 * written before it existed */
 } FtMetaData;
 
 #define FtPageGetMeta(page) ((FtMetaData *) PageGetContents(page))
@@ -225,6 +228,7 @@ typedef struct FtLeafDelta
 #define FT_LEAF_DELTA_SPLIT			0x0002
 
 /* Page-level helpers shared with redo (ft_page.c) */
+extern void ft_meta_set_seq(Page page, uint64 seq);
 extern bool ft_leaf_delta_valid(const char *delta, Size len);
 extern void ft_apply_leaf_delta(Page leaf, const char *delta);
 extern void ft_page_init(Page page, uint16 flags, uint16 level);

@@ -479,3 +479,15 @@ ft_vacuum(FtTree *tree, FtVacuumCallback callback, void *arg,
 	pfree(visited.bits);
 	result->num_pages = RelationGetNumberOfBlocks(tree->rel);
 }
+
+/*
+ * Before the caller removes items that hot-standby queries might still
+ * read (a table's dead row versions), tell standbys the newest xid whose
+ * effects are removed: queries whose snapshots could see them are
+ * cancelled at replay (an XLOG_FT_REUSE record without a block).
+ */
+void
+ft_log_removal_horizon(FtTree *tree, FullTransactionId horizon)
+{
+	ftxlog_reuse(tree->rel, InvalidBlockNumber, horizon);
+}

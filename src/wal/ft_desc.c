@@ -87,15 +87,40 @@ ft_desc(StringInfo buf, XLogReaderState *record)
 								 xlrec->nmoved, xlrec->lower_msn);
 				break;
 			}
+		case XLOG_FT_PATCH:
+			{
+				xl_ft_patch xlrec;
+
+				memcpy(&xlrec, rec, sizeof(xlrec));
+				appendStringInfo(buf, "off %u, bytes %u..%u",
+								 xlrec.off, xlrec.start,
+								 xlrec.start + xlrec.len);
+				break;
+			}
+		case XLOG_FT_META_SEQ:
+			{
+				uint64		seq;
+
+				memcpy(&seq, rec, sizeof(seq));
+				appendStringInfo(buf, "seq " UINT64_FORMAT, seq);
+				break;
+			}
 		case XLOG_FT_REUSE:
 			{
 				xl_ft_reuse *xlrec = (xl_ft_reuse *) rec;
 
-				appendStringInfo(buf, "rel %u/%u/%u blk %u safexid %u:%u",
-								 xlrec->node.spcNode, xlrec->node.dbNode,
-								 xlrec->node.relNode, xlrec->block,
-								 EpochFromFullTransactionId(xlrec->safexid),
-								 XidFromFullTransactionId(xlrec->safexid));
+				if (xlrec->block == InvalidBlockNumber)
+					appendStringInfo(buf, "rel %u/%u/%u removal horizon %u:%u",
+									 xlrec->node.spcNode, xlrec->node.dbNode,
+									 xlrec->node.relNode,
+									 EpochFromFullTransactionId(xlrec->safexid),
+									 XidFromFullTransactionId(xlrec->safexid));
+				else
+					appendStringInfo(buf, "rel %u/%u/%u blk %u safexid %u:%u",
+									 xlrec->node.spcNode, xlrec->node.dbNode,
+									 xlrec->node.relNode, xlrec->block,
+									 EpochFromFullTransactionId(xlrec->safexid),
+									 XidFromFullTransactionId(xlrec->safexid));
 				break;
 			}
 	}
@@ -120,6 +145,10 @@ ft_identify(uint8 info)
 			return "REUSE";
 		case XLOG_FT_MOVE:
 			return "MOVE";
+		case XLOG_FT_PATCH:
+			return "PATCH";
+		case XLOG_FT_META_SEQ:
+			return "META_SEQ";
 	}
 	return NULL;
 }

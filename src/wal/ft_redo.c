@@ -228,6 +228,57 @@ ft_redo_reuse(XLogReaderState *record)
 		ResolveRecoveryConflictWithSnapshotFullXid(xlrec->safexid, xlrec->node);
 }
 
+static void
+ft_redo_patch(XLogReaderState *record)
+{
+	xl_ft_patch xlrec;
+	Buffer		buf;
+
+	if (XLogRecGetDataLen(record) != sizeof(xl_ft_patch))
+		wal_format_mismatch("PATCH");
+	memcpy(&xlrec, XLogRecGetData(record), sizeof(xlrec));
+	if (XLogReadBufferForRedo(record, 0, &buf) == BLK_NEEDS_REDO)
+	{
+		Page		page = BufferGetPage(buf);
+		Size		len;
+		char	   *bytes = XLogRecGetBlockData(record, 0, &len);
+		ItemId		iid;
+
+		if (len != xlrec.len || xlrec.off > PageGetMaxOffsetNumber(page))
+			wal_format_mismatch("PATCH");
+		iid = PageGetItemId(page, xlrec.off);
+		if ((Size) xlrec.start + xlrec.len > ItemIdGetLength(iid))
+			elog(PANIC, "fractam redo: patch of %u bytes at %u exceeds item %u of length %u",
+				 xlrec.len, xlrec.start, xlrec.off, ItemIdGetLength(iid));
+		memcpy((char *) PageGetItem(page, iid) + xlrec.start, bytes, len);
+		PageSetLSN(page, record->EndRecPtr);
+		MarkBufferDirty(buf);
+	}
+	if (BufferIsValid(buf))
+		UnlockReleaseBuffer(buf);
+}
+
+static void
+ft_redo_meta_seq(XLogReaderState *record)
+{
+	uint64		seq;
+	Buffer		buf;
+
+	if (XLogRecGetDataLen(record) != sizeof(uint64))
+		wal_format_mismatch("META_SEQ");
+	memcpy(&seq, XLogRecGetData(record), sizeof(seq));
+	if (XLogReadBufferForRedo(record, 0, &buf) == BLK_NEEDS_REDO)
+	{
+		Page		page = BufferGetPage(buf);
+
+		ft_meta_set_seq(page, seq);
+		PageSetLSN(page, record->EndRecPtr);
+		MarkBufferDirty(buf);
+	}
+	if (BufferIsValid(buf))
+		UnlockReleaseBuffer(buf);
+}
+
 void
 ft_redo(XLogReaderState *record)
 {
@@ -253,6 +304,12 @@ ft_redo(XLogReaderState *record)
 			break;
 		case XLOG_FT_MOVE:
 			ft_redo_move(record);
+			break;
+		case XLOG_FT_PATCH:
+			ft_redo_patch(record);
+			break;
+		case XLOG_FT_META_SEQ:
+			ft_redo_meta_seq(record);
 			break;
 		default:
 			elog(PANIC, "fractam redo: unknown record type %u", info);

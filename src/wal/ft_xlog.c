@@ -177,6 +177,40 @@ ftxlog_reuse(Relation rel, BlockNumber blkno, FullTransactionId safexid)
 	XLogInsert(RM_FRACTAM_ID, XLOG_FT_REUSE);
 }
 
+void
+ftxlog_patch(Relation rel, Buffer buf, OffsetNumber off, uint16 start,
+			 const char *bytes, uint16 len)
+{
+	xl_ft_patch xlrec;
+	XLogRecPtr	recptr;
+
+	if (!RelationNeedsWAL(rel))
+		return;
+	xlrec.off = off;
+	xlrec.start = start;
+	xlrec.len = len;
+	XLogBeginInsert();
+	XLogRegisterData((char *) &xlrec, sizeof(xlrec));
+	XLogRegisterBuffer(0, buf, REGBUF_STANDARD);
+	XLogRegisterBufData(0, (char *) bytes, len);
+	recptr = XLogInsert(RM_FRACTAM_ID, XLOG_FT_PATCH);
+	PageSetLSN(BufferGetPage(buf), recptr);
+}
+
+void
+ftxlog_meta_seq(Relation rel, Buffer metabuf, uint64 seq)
+{
+	XLogRecPtr	recptr;
+
+	if (!RelationNeedsWAL(rel))
+		return;
+	XLogBeginInsert();
+	XLogRegisterData((char *) &seq, sizeof(seq));
+	XLogRegisterBuffer(0, metabuf, REGBUF_STANDARD);
+	recptr = XLogInsert(RM_FRACTAM_ID, XLOG_FT_META_SEQ);
+	PageSetLSN(BufferGetPage(metabuf), recptr);
+}
+
 static RmgrData fractam_rmgr = {
 	.rm_name = FT_RMGR_NAME,
 	.rm_redo = ft_redo,

@@ -37,6 +37,8 @@
 #define XLOG_FT_REUSE		0x40	/* a deleted page is about to be reused */
 #define XLOG_FT_MOVE		0x50	/* messages move one buffer level down */
 #define XLOG_FT_INSERT_MSG	0x60	/* add one message to a buffer node */
+#define XLOG_FT_PATCH		0x70	/* overwrite bytes of one item in place */
+#define XLOG_FT_META_SEQ	0x80	/* advance the metapage's counter */
 
 /*
  * XLOG_FT_INSERT: block 0 = page, block data = the item, main data = its
@@ -92,6 +94,8 @@ typedef struct xl_ft_vacuum
 /*
  * XLOG_FT_REUSE: no block; hot-standby queries that might still follow a
  * pointer to the page (snapshots not newer than safexid) are cancelled.
+ * With block InvalidBlockNumber: items whose effects are not newer than
+ * safexid are about to be removed (a table's dead row versions).
  */
 typedef struct xl_ft_reuse
 {
@@ -113,6 +117,20 @@ typedef struct xl_ft_move
 	uint16		nmoved;
 } xl_ft_move;
 
+/*
+ * XLOG_FT_PATCH: block 0 = leaf, block data = the new bytes; len bytes at
+ * start of the item at off are overwritten (a row version's header, by the
+ * table AM: same length, so the page layout does not change).
+ */
+typedef struct xl_ft_patch
+{
+	OffsetNumber off;
+	uint16		start;
+	uint16		len;
+} xl_ft_patch;
+
+/* XLOG_FT_META_SEQ: block 0 = metapage, main data = the new value (uint64) */
+
 /* Most blocks one record may carry */
 #define FT_MAX_RECORD_BLOCKS	(XLR_MAX_BLOCK_ID + 1)
 
@@ -132,6 +150,9 @@ extern void ftxlog_vacuum(Relation rel, Buffer buf, OffsetNumber *offsets,
 						  int ndeleted);
 extern void ftxlog_reuse(Relation rel, BlockNumber blkno,
 						 FullTransactionId safexid);
+extern void ftxlog_patch(Relation rel, Buffer buf, OffsetNumber off,
+						 uint16 start, const char *bytes, uint16 len);
+extern void ftxlog_meta_seq(Relation rel, Buffer metabuf, uint64 seq);
 /* call before START_CRIT_SECTION when a record may carry many blocks */
 extern void ftxlog_reserve(Relation rel, int nblocks);
 
