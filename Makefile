@@ -18,6 +18,14 @@ OBJS = \
 	src/am/index/index_cost.o \
 	src/am/index/index_validate.o \
 	src/am/index/speculative.o \
+	src/am/table/table_handler.o \
+	src/am/table/table_storage.o \
+	src/am/table/table_visibility.o \
+	src/am/table/table_scan.o \
+	src/am/table/table_modify.o \
+	src/am/table/table_lock.o \
+	src/am/table/table_build.o \
+	src/am/table/table_vacuum.o \
 	src/ft/ft_init.o \
 	src/ft/ft_page.o \
 	src/ft/ft_buffer.o \

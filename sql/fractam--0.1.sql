@@ -14,6 +14,15 @@ CREATE ACCESS METHOD fractam_index TYPE INDEX HANDLER fractam_index_handler;
 COMMENT ON ACCESS METHOD fractam_index IS
   'buffered fractal tree (B-epsilon tree) index; CREATE INDEX ... USING fractam';
 
+CREATE FUNCTION fractam_table_handler(internal)
+RETURNS table_am_handler
+AS 'MODULE_PATHNAME', 'fractam_table_handler'
+LANGUAGE C STRICT;
+
+CREATE ACCESS METHOD fractam TYPE TABLE HANDLER fractam_table_handler;
+COMMENT ON ACCESS METHOD fractam IS
+  'buffered fractal tree (B-epsilon tree) table; CREATE TABLE ... USING fractam';
+
 CREATE FUNCTION fractam_verify(index regclass)
 RETURNS void
 AS 'MODULE_PATHNAME', 'fractam_verify'

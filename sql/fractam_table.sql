@@ -1,0 +1,263 @@
+-- fractam table access method: behaviour matches heap.
+-- Every check runs the same statements on a heap table and on a fractam
+-- table and compares, or prints values heap would print.
+SET client_min_messages = warning;
+
+-- catalog
+SELECT amname, amtype FROM pg_am WHERE amname LIKE 'fractam%' ORDER BY 1;
+
+-- ctids are dense from (0,1), an UPDATE appends, as in heap
+CREATE TABLE ft (id int, v text) USING fractam;
+CREATE TABLE hp (id int, v text) USING heap;
+INSERT INTO ft VALUES (1, 'a'), (2, 'b'), (3, 'c');
+INSERT INTO hp VALUES (1, 'a'), (2, 'b'), (3, 'c');
+SELECT ctid, * FROM ft;
+UPDATE ft SET v = 'bb' WHERE id = 2;
+UPDATE hp SET v = 'bb' WHERE id = 2;
+SELECT ctid, * FROM ft ORDER BY id;
+SELECT ctid, * FROM hp ORDER BY id;
+DELETE FROM ft WHERE id = 1 RETURNING *;
+DELETE FROM hp WHERE id = 1 RETURNING *;
+SELECT ctid, * FROM ft ORDER BY id;
+-- system columns
+SELECT xmin <> '0' AS has_xmin, xmax, cmin, tableoid::regclass
+  FROM ft WHERE id = 3;
+BEGIN;
+DELETE FROM ft WHERE id = 3;
+ROLLBACK;
+SELECT xmax <> '0' AS xmax_of_aborted_delete, * FROM ft WHERE id = 3;
+
+-- savepoints, subtransactions and combo command ids
+BEGIN;
+INSERT INTO ft VALUES (4, 'd');
+SAVEPOINT s1;
+UPDATE ft SET v = v || '!';
+DELETE FROM ft WHERE id = 4;
+ROLLBACK TO s1;
+UPDATE ft SET v = v || '?' WHERE id = 4;
+UPDATE ft SET v = v || '?' WHERE id = 4;
+DECLARE c CURSOR FOR SELECT id, v FROM ft ORDER BY id;
+UPDATE ft SET v = 'gone';
+FETCH ALL FROM c;
+COMMIT;
+SELECT id, v FROM ft ORDER BY id;
+
+-- DML against heap: multi-row, INSERT ... SELECT, RETURNING, triggers
+TRUNCATE ft, hp;
+CREATE FUNCTION trg_upper() RETURNS trigger LANGUAGE plpgsql AS
+$$ BEGIN NEW.v := upper(NEW.v); RETURN NEW; END $$;
+CREATE TRIGGER ft_upper BEFORE INSERT OR UPDATE ON ft FOR EACH ROW EXECUTE FUNCTION trg_upper();
+CREATE TRIGGER hp_upper BEFORE INSERT OR UPDATE ON hp FOR EACH ROW EXECUTE FUNCTION trg_upper();
+INSERT INTO ft SELECT g, md5(g::text) FROM generate_series(1, 5000) g;
+INSERT INTO hp SELECT g, md5(g::text) FROM generate_series(1, 5000) g;
+UPDATE ft SET v = v || 'x' WHERE id % 7 = 0;
+UPDATE hp SET v = v || 'x' WHERE id % 7 = 0;
+DELETE FROM ft WHERE id % 11 = 0;
+DELETE FROM hp WHERE id % 11 = 0;
+INSERT INTO ft SELECT id + 10000, v FROM ft WHERE id < 100;
+INSERT INTO hp SELECT id + 10000, v FROM hp WHERE id < 100;
+SELECT count(*) FROM ((TABLE ft EXCEPT TABLE hp) UNION ALL (TABLE hp EXCEPT TABLE ft)) d;
+SELECT count(*), sum(id) FROM ft;
+
+-- indexes of every kind, and the scans that use them
+CREATE INDEX ft_btree ON ft (id);
+CREATE INDEX ft_hash ON ft USING hash (v);
+CREATE INDEX ft_frac ON ft USING fractam (v);
+CREATE INDEX ft_gin ON ft USING gin ((ARRAY[id % 10, id % 7]));
+CREATE INDEX ft_gist ON ft USING gist (point(id, id));
+CREATE INDEX ft_partial ON ft (id) WHERE id > 4000;
+SET enable_seqscan = off;
+SET enable_bitmapscan = off;
+SELECT count(*), sum(id) FROM ft WHERE id BETWEEN 100 AND 2000;
+SELECT id FROM ft WHERE v = (SELECT v FROM hp WHERE id = 70) ORDER BY id;
+SELECT count(*) FROM ft WHERE id > 4500;
+EXPLAIN (COSTS OFF) SELECT id FROM ft WHERE id = 5;
+SELECT id FROM ft WHERE id = 5;
+RESET enable_bitmapscan;
+SET enable_indexscan = off;
+SELECT count(*) FROM ft WHERE ARRAY[id % 10, id % 7] @> ARRAY[3, 4];
+SELECT count(*) FROM hp WHERE ARRAY[id % 10, id % 7] @> ARRAY[3, 4];
+SELECT count(*) FROM ft WHERE point(id, id) <@ box '((10,10),(500,500))';
+SET work_mem = '64kB';
+SELECT count(*), sum(id) FROM ft WHERE id BETWEEN 10 AND 4000;
+RESET work_mem;
+RESET enable_indexscan;
+RESET enable_seqscan;
+-- unique constraints and a fractam unique index
+CREATE UNIQUE INDEX ft_uniq ON ft (id);
+INSERT INTO ft VALUES (5, 'dup');
+CREATE UNIQUE INDEX ft_funiq ON ft USING fractam (v);
+CREATE UNIQUE INDEX ft_funiq ON ft USING fractam (v) WHERE id < 10000;
+INSERT INTO ft VALUES (99999, (SELECT v FROM ft WHERE id = 5));
+INSERT INTO ft VALUES (9999, (SELECT v FROM ft WHERE id = 5));
+
+-- INSERT ... ON CONFLICT through speculative insertion
+CREATE TABLE fu (k int PRIMARY KEY, n int) USING fractam;
+INSERT INTO fu VALUES (1, 1), (2, 1);
+INSERT INTO fu VALUES (1, 100) ON CONFLICT DO NOTHING;
+INSERT INTO fu VALUES (2, 100), (3, 1) ON CONFLICT (k) DO UPDATE SET n = fu.n + excluded.n;
+INSERT INTO fu VALUES (2, 100) ON CONFLICT (k) DO UPDATE SET n = fu.n + 1 RETURNING *;
+SELECT * FROM fu ORDER BY k;
+CREATE TABLE fu2 (k text, n int) USING fractam;
+CREATE UNIQUE INDEX fu2_k ON fu2 USING fractam (k);
+INSERT INTO fu2 VALUES ('a', 1);
+INSERT INTO fu2 VALUES ('a', 5), ('b', 5) ON CONFLICT (k) DO UPDATE SET n = fu2.n + excluded.n;
+SELECT * FROM fu2 ORDER BY k;
+
+-- row locks and foreign keys in both directions
+SELECT k FROM fu WHERE k = 1 FOR UPDATE;
+SELECT k FROM fu WHERE k = 1 FOR NO KEY UPDATE;
+SELECT k FROM fu WHERE k = 1 FOR SHARE;
+SELECT k FROM fu WHERE k = 1 FOR KEY SHARE;
+BEGIN;
+SELECT k FROM fu WHERE k = 1 FOR KEY SHARE;
+SELECT k FROM fu WHERE k = 1 FOR UPDATE;
+UPDATE fu SET n = n + 1 WHERE k = 1;
+COMMIT;
+SELECT * FROM fu WHERE k = 1;
+CREATE TABLE fchild (id int, k int REFERENCES fu ON DELETE CASCADE) USING fractam;
+INSERT INTO fchild VALUES (1, 1), (2, 2), (3, 2);
+INSERT INTO fchild VALUES (4, 42);
+DELETE FROM fu WHERE k = 2;
+SELECT * FROM fchild ORDER BY id;
+CREATE TABLE hchild (id int, k int REFERENCES fu) USING heap;
+INSERT INTO hchild VALUES (1, 1);
+DELETE FROM fu WHERE k = 1;
+
+-- TOAST: values larger than a page go to a heap TOAST table
+CREATE TABLE ftoast (id int, big text) USING fractam;
+SELECT amname FROM pg_class c JOIN pg_am a ON a.oid = c.relam
+  WHERE c.oid = (SELECT reltoastrelid FROM pg_class WHERE relname = 'ftoast');
+INSERT INTO ftoast SELECT g, repeat(md5(g::text), 2000) FROM generate_series(1, 20) g;
+UPDATE ftoast SET big = big || 'x' WHERE id % 2 = 0;
+DELETE FROM ftoast WHERE id % 5 = 0;
+SELECT count(*), sum(length(big)), count(DISTINCT md5(big)) FROM ftoast;
+ALTER TABLE ftoast ALTER COLUMN big SET COMPRESSION lz4;
+INSERT INTO ftoast VALUES (100, repeat('z', 100000));
+SELECT pg_column_compression(big), length(big) FROM ftoast WHERE id = 100;
+
+-- VACUUM removes dead versions and their index entries
+CREATE TABLE fv (id int, x int) USING fractam;
+CREATE INDEX fv_id ON fv (id);
+CREATE INDEX fv_x ON fv USING fractam (x);
+INSERT INTO fv SELECT g, g FROM generate_series(1, 20000) g;
+DELETE FROM fv WHERE id % 2 = 0;
+UPDATE fv SET x = -x WHERE id % 3 = 0;
+VACUUM fv;
+SELECT n_live_tup, n_dead_tup, vacuum_count FROM pg_stat_user_tables WHERE relname = 'fv';
+SELECT count(*), sum(x) FROM fv;
+SET enable_seqscan = off;
+SELECT count(*), sum(x) FROM fv WHERE id > 0;
+SELECT count(*) FROM fv WHERE x < 0;
+RESET enable_seqscan;
+SELECT fractam_verify('fv_x');
+SELECT age(relfrozenxid) < 1000 AS frozenxid_recent FROM pg_class WHERE relname = 'fv';
+
+-- ANALYZE: a row sample that gives heap-like estimates
+ANALYZE fv;
+SELECT reltuples BETWEEN 9000 AND 11000 AS reltuples_ok FROM pg_class WHERE relname = 'fv';
+SELECT n_distinct < 0 AS distinct_ids FROM pg_stats WHERE tablename = 'fv' AND attname = 'id';
+
+-- DDL: defaults, CTAS, SELECT INTO, rewrites, access method changes
+SET default_table_access_method = fractam;
+CREATE TABLE fdef (a int);
+SELECT amname FROM pg_class c JOIN pg_am a ON a.oid = c.relam WHERE relname = 'fdef';
+CREATE TABLE fctas AS SELECT g AS a FROM generate_series(1, 1000) g;
+SELECT a INTO fselinto FROM fctas WHERE a <= 10;
+RESET default_table_access_method;
+SELECT relname, amname FROM pg_class c JOIN pg_am a ON a.oid = c.relam
+  WHERE relname IN ('fctas', 'fselinto') ORDER BY 1;
+SELECT count(*), sum(a) FROM fselinto;
+SELECT relfilenode AS before FROM pg_class WHERE relname = 'fctas' \gset
+ALTER TABLE fctas ADD COLUMN b int DEFAULT 7;
+SELECT relfilenode = :before AS no_rewrite FROM pg_class WHERE relname = 'fctas';
+INSERT INTO fctas VALUES (1001, 8);
+SELECT count(*), sum(a), sum(b) FROM fctas;
+ALTER TABLE fctas ALTER COLUMN a TYPE bigint;
+ALTER TABLE fctas DROP COLUMN b;
+SELECT count(*), sum(a) FROM fctas;
+ALTER TABLE fctas SET ACCESS METHOD heap;
+SELECT amname, (SELECT sum(a) FROM fctas) FROM pg_class c JOIN pg_am a ON a.oid = c.relam WHERE relname = 'fctas';
+ALTER TABLE fctas SET ACCESS METHOD fractam;
+SELECT amname, (SELECT sum(a) FROM fctas) FROM pg_class c JOIN pg_am a ON a.oid = c.relam WHERE relname = 'fctas';
+-- TRUNCATE, also in the creating transaction and rolled back
+BEGIN;
+CREATE TABLE ftr (a int) USING fractam;
+INSERT INTO ftr VALUES (1), (2);
+TRUNCATE ftr;
+INSERT INTO ftr VALUES (3);
+SELECT ctid, a FROM ftr;
+ROLLBACK;
+BEGIN;
+TRUNCATE fctas;
+SELECT count(*) FROM fctas;
+ROLLBACK;
+SELECT count(*) FROM fctas;
+-- temporary and unlogged tables
+CREATE TEMP TABLE ftemp (a int) USING fractam;
+INSERT INTO ftemp SELECT generate_series(1, 3);
+SELECT ctid, a FROM ftemp;
+CREATE UNLOGGED TABLE funlogged (a int) USING fractam;
+INSERT INTO funlogged SELECT generate_series(1, 3);
+SELECT sum(a) FROM funlogged;
+ALTER TABLE funlogged SET LOGGED;
+SELECT relpersistence, (SELECT sum(a) FROM funlogged) FROM pg_class WHERE relname = 'funlogged';
+-- COPY in and out
+CREATE TABLE fcopy (a int, b text) USING fractam;
+COPY fcopy FROM stdin;
+1	one
+2	two
+3	three
+\.
+COPY fcopy TO stdout;
+-- partitions
+CREATE TABLE fpart (k int, v text) PARTITION BY RANGE (k);
+CREATE TABLE fpart_1 PARTITION OF fpart FOR VALUES FROM (0) TO (100) USING fractam;
+CREATE TABLE fpart_2 PARTITION OF fpart FOR VALUES FROM (100) TO (200) USING fractam;
+INSERT INTO fpart SELECT g, g::text FROM generate_series(0, 199) g;
+UPDATE fpart SET k = k + 100 WHERE k < 10;
+SELECT tableoid::regclass, count(*) FROM fpart GROUP BY 1 ORDER BY 1;
+
+-- parallel sequential scans split the row ids between workers
+SET parallel_setup_cost = 0;
+SET parallel_tuple_cost = 0;
+SET min_parallel_table_scan_size = 0;
+SET max_parallel_workers_per_gather = 2;
+EXPLAIN (COSTS OFF) SELECT count(*), sum(id) FROM ft;
+SELECT count(*), sum(id) FROM ft;
+RESET parallel_setup_cost;
+RESET parallel_tuple_cost;
+RESET min_parallel_table_scan_size;
+RESET max_parallel_workers_per_gather;
+
+-- TID scans
+SELECT ctid, id FROM ft WHERE ctid = '(0,2)';
+SELECT count(*) FROM ft WHERE ctid = '(9999,1)';
+
+-- scrollable cursors: sequential scans in both directions
+CREATE TABLE fsc (a int) USING fractam;
+INSERT INTO fsc SELECT generate_series(1, 10);
+DELETE FROM fsc WHERE a = 10;
+BEGIN;
+DECLARE c SCROLL CURSOR FOR SELECT a FROM fsc;
+FETCH 3 FROM c;
+FETCH BACKWARD 2 FROM c;
+FETCH BACKWARD 2 FROM c;
+FETCH FORWARD 2 FROM c;
+FETCH LAST FROM c;
+FETCH FORWARD 1 FROM c;
+FETCH BACKWARD 2 FROM c;
+FETCH ABSOLUTE 5 FROM c;
+COMMIT;
+
+-- what is not supported yet says so
+SELECT count(*) FROM ft TABLESAMPLE SYSTEM (10);
+VACUUM FULL ft;
+CLUSTER ft USING ft_btree;
+CREATE INDEX CONCURRENTLY ft_cic ON ft (v);
+DROP INDEX ft_cic;
+CREATE INDEX ft_brin ON ft USING brin (id);
+
+DROP TABLE ft, hp, fu, fu2, fchild, hchild, ftoast, fv, fdef, fctas, fselinto,
+  fcopy, fpart, ftemp, funlogged, fsc;
+DROP FUNCTION trg_upper();

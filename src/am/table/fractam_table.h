@@ -1,0 +1,260 @@
+/*-------------------------------------------------------------------------
+ *
+ * fractam_table.h
+ *	  The fractam table access method: rows as items of a fractal tree.
+ *
+ * A table is one unbuffered tree (src/ft) whose items are row versions
+ * keyed by a row id.  Row ids map to virtual, dense TIDs: row id r is
+ * (r / FRACTAM_ROWS_PER_BLOCK, r % FRACTAM_ROWS_PER_BLOCK + 1), so a small
+ * table shows heap's ctids (0,1), (0,2), ... and offsets stay within
+ * MaxHeapTuplesPerPage (bitmap scans work).  Every version takes the next
+ * row id (an UPDATE appends, as in heap); a backend takes row ids a
+ * pseudo-block (FRACTAM_ROWS_PER_BLOCK ids) at a time from the metapage's
+ * counter, like heap's per-backend target block.
+ *
+ * A row version item is the row id (8 bytes, big-endian, so items sort by
+ * memcmp) followed by the tuple exactly as heap lays it out: header, null
+ * bitmap, data.  See README "Table access method" for what is not done yet.
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef FRACTAM_TABLE_H
+#define FRACTAM_TABLE_H
+
+#include "access/heapam.h"
+#include "access/htup_details.h"
+#include "access/tableam.h"
+#include "storage/lmgr.h"
+#include "ft/ft.h"
+#include "utils/rel.h"
+#include "utils/snapmgr.h"
+
+#define FRACTAM_ROWS_PER_BLOCK	MaxHeapTuplesPerPage
+#define FRACTAM_ROWID_SIZE		8
+/* pseudo-blocks 0 .. MaxBlockNumber; row ids beyond are refused */
+#define FRACTAM_MAX_BLOCKS		((uint64) MaxBlockNumber + 1)
+
+typedef uint64 FtRowId;
+
+static inline FtRowId
+fractam_tid_rowid(ItemPointer tid)
+{
+	return (FtRowId) ItemPointerGetBlockNumberNoCheck(tid) * FRACTAM_ROWS_PER_BLOCK +
+		(ItemPointerGetOffsetNumberNoCheck(tid) - 1);
+}
+
+static inline void
+fractam_rowid_tid(FtRowId rowid, ItemPointer tid)
+{
+	ItemPointerSet(tid, (BlockNumber) (rowid / FRACTAM_ROWS_PER_BLOCK),
+				   (OffsetNumber) (rowid % FRACTAM_ROWS_PER_BLOCK + 1));
+}
+
+/* is tid one that a row id can have (offset within a pseudo-block)? */
+static inline bool
+fractam_tid_is_valid(ItemPointer tid)
+{
+	OffsetNumber off = ItemPointerGetOffsetNumberNoCheck(tid);
+
+	return off >= 1 && off <= FRACTAM_ROWS_PER_BLOCK &&
+		ItemPointerGetBlockNumberNoCheck(tid) != InvalidBlockNumber;
+}
+
+static inline void
+fractam_rowid_key(FtRowId rowid, char *key)
+{
+	int			i;
+
+	for (i = FRACTAM_ROWID_SIZE - 1; i >= 0; i--)
+	{
+		key[i] = (char) (rowid & 0xFF);
+		rowid >>= 8;
+	}
+}
+
+static inline FtRowId
+fractam_item_rowid(const char *item)
+{
+	FtRowId		r = 0;
+	int			i;
+
+	for (i = 0; i < FRACTAM_ROWID_SIZE; i++)
+		r = (r << 8) | (unsigned char) item[i];
+	return r;
+}
+
+static inline HeapTupleHeader
+fractam_item_tuple(const char *item)
+{
+	return (HeapTupleHeader) (item + FRACTAM_ROWID_SIZE);
+}
+
+/*
+ * The part of a version's header written in place (xmax, command id,
+ * next-version link, infomask bits): everything before t_hoff.
+ */
+#define FRACTAM_PATCH_START		FRACTAM_ROWID_SIZE
+#define FRACTAM_PATCH_LEN		offsetof(HeapTupleHeaderData, t_hoff)
+
+/* Per-relation state of a backend, kept in rd_amcache */
+typedef struct FractamTableCache
+{
+	RelFileNode node;			/* the relation file it belongs to */
+	FtRootCache rootcache;
+	FtRowId		next_rowid;		/* this backend's range of row ids */
+	FtRowId		end_rowid;
+} FractamTableCache;
+
+/* table_storage.c */
+extern void fractam_table_tree(Relation rel, FtTree *tree);
+extern FtRowId fractam_next_rowid(Relation rel);
+extern uint64 fractam_rowid_limit(Relation rel);
+extern void fractam_forget_cache(Relation rel);
+extern HeapTuple fractam_fetch_version(Relation rel, FtRowId rowid);
+extern void fractam_store_version(Relation rel, FtRowId rowid, HeapTuple tup);
+extern void fractam_relation_set_new_filenode(Relation rel,
+											  const RelFileNode *newrnode,
+											  char persistence,
+											  TransactionId *freezeXid,
+											  MultiXactId *minmulti);
+extern void fractam_relation_nontransactional_truncate(Relation rel);
+extern void fractam_relation_copy_data(Relation rel, const RelFileNode *newrnode);
+extern uint64 fractam_relation_size(Relation rel, ForkNumber forkNumber);
+extern bool fractam_relation_needs_toast_table(Relation rel);
+extern void fractam_relation_estimate_size(Relation rel, int32 *attr_widths,
+										   BlockNumber *pages, double *tuples,
+										   double *allvisfrac);
+
+/* table_visibility.c */
+extern bool fractam_tuple_visible(HeapTupleHeader tup, Snapshot snapshot);
+extern HTSV_Result fractam_tuple_htsv(HeapTupleHeader tup,
+									  TransactionId *dead_after);
+extern bool fractam_tuple_surely_dead(HeapTupleHeader tup,
+									  GlobalVisState *vistest);
+extern TM_Result fractam_tuple_satisfies_update(HeapTupleHeader tup,
+												ItemPointer self,
+												CommandId curcid);
+
+/* table_scan.c */
+extern const TupleTableSlotOps *fractam_slot_callbacks(Relation rel);
+extern TableScanDesc fractam_scan_begin(Relation rel, Snapshot snapshot,
+										int nkeys, struct ScanKeyData *key,
+										ParallelTableScanDesc pscan,
+										uint32 flags);
+extern void fractam_scan_end(TableScanDesc scan);
+extern void fractam_scan_rescan(TableScanDesc scan, struct ScanKeyData *key,
+								bool set_params, bool allow_strat,
+								bool allow_sync, bool allow_pagemode);
+extern bool fractam_scan_getnextslot(TableScanDesc scan,
+									 ScanDirection direction,
+									 TupleTableSlot *slot);
+extern Size fractam_parallelscan_initialize(Relation rel,
+											ParallelTableScanDesc pscan);
+extern struct IndexFetchTableData *fractam_index_fetch_begin(Relation rel);
+extern void fractam_index_fetch_reset(struct IndexFetchTableData *data);
+extern void fractam_index_fetch_end(struct IndexFetchTableData *data);
+extern bool fractam_index_fetch_tuple(struct IndexFetchTableData *scan,
+									  ItemPointer tid, Snapshot snapshot,
+									  TupleTableSlot *slot,
+									  bool *call_again, bool *all_dead);
+extern bool fractam_tuple_fetch_row_version(Relation rel, ItemPointer tid,
+											Snapshot snapshot,
+											TupleTableSlot *slot);
+extern bool fractam_tuple_tid_valid(TableScanDesc scan, ItemPointer tid);
+extern void fractam_tuple_get_latest_tid(TableScanDesc scan, ItemPointer tid);
+extern bool fractam_tuple_satisfies_snapshot(Relation rel,
+											 TupleTableSlot *slot,
+											 Snapshot snapshot);
+extern TransactionId fractam_index_delete_tuples(Relation rel,
+												 TM_IndexDeleteOp *delstate);
+extern bool fractam_scan_analyze_next_block(TableScanDesc scan,
+											BlockNumber blockno,
+											BufferAccessStrategy bstrategy);
+extern bool fractam_scan_analyze_next_tuple(TableScanDesc scan,
+											TransactionId OldestXmin,
+											double *liverows,
+											double *deadrows,
+											TupleTableSlot *slot);
+extern bool fractam_scan_bitmap_next_block(TableScanDesc scan,
+										   struct TBMIterateResult *tbmres);
+extern bool fractam_scan_bitmap_next_tuple(TableScanDesc scan,
+										   struct TBMIterateResult *tbmres,
+										   TupleTableSlot *slot);
+extern bool fractam_scan_sample_next_block(TableScanDesc scan,
+										   struct SampleScanState *scanstate);
+extern bool fractam_scan_sample_next_tuple(TableScanDesc scan,
+										   struct SampleScanState *scanstate,
+										   TupleTableSlot *slot);
+
+/* table_modify.c */
+extern void fractam_tuple_insert(Relation rel, TupleTableSlot *slot,
+								 CommandId cid, int options,
+								 struct BulkInsertStateData *bistate);
+extern void fractam_tuple_insert_speculative(Relation rel,
+											 TupleTableSlot *slot,
+											 CommandId cid, int options,
+											 struct BulkInsertStateData *bistate,
+											 uint32 specToken);
+extern void fractam_tuple_complete_speculative(Relation rel,
+											   TupleTableSlot *slot,
+											   uint32 specToken,
+											   bool succeeded);
+extern void fractam_multi_insert(Relation rel, TupleTableSlot **slots,
+								 int nslots, CommandId cid, int options,
+								 struct BulkInsertStateData *bistate);
+extern TM_Result fractam_tuple_delete(Relation rel, ItemPointer tid,
+									  CommandId cid, Snapshot snapshot,
+									  Snapshot crosscheck, bool wait,
+									  TM_FailureData *tmfd,
+									  bool changingPart);
+extern TM_Result fractam_tuple_update(Relation rel, ItemPointer otid,
+									  TupleTableSlot *slot, CommandId cid,
+									  Snapshot snapshot, Snapshot crosscheck,
+									  bool wait, TM_FailureData *tmfd,
+									  LockTupleMode *lockmode,
+									  bool *update_indexes);
+
+/* table_lock.c */
+extern bool fractam_holders_conflict(HeapTupleHeader hdr);
+extern bool fractam_wait_for_holders(Relation rel, ItemPointer tid,
+									 FtItemRef *ref, XLTW_Oper oper);
+extern TM_Result fractam_tuple_lock(Relation rel, ItemPointer tid,
+									Snapshot snapshot, TupleTableSlot *slot,
+									CommandId cid, LockTupleMode mode,
+									LockWaitPolicy wait_policy, uint8 flags,
+									TM_FailureData *tmfd);
+
+/* table_build.c */
+extern double fractam_index_build_range_scan(Relation table_rel,
+											 Relation index_rel,
+											 struct IndexInfo *index_info,
+											 bool allow_sync, bool anyvisible,
+											 bool progress,
+											 BlockNumber start_blockno,
+											 BlockNumber numblocks,
+											 IndexBuildCallback callback,
+											 void *callback_state,
+											 TableScanDesc scan);
+extern void fractam_index_validate_scan(Relation table_rel, Relation index_rel,
+										struct IndexInfo *index_info,
+										Snapshot snapshot,
+										struct ValidateIndexState *state);
+extern void fractam_relation_copy_for_cluster(Relation OldTable,
+											  Relation NewTable,
+											  Relation OldIndex, bool use_sort,
+											  TransactionId OldestXmin,
+											  TransactionId *xid_cutoff,
+											  MultiXactId *multi_cutoff,
+											  double *num_tuples,
+											  double *tups_vacuumed,
+											  double *tups_recently_dead);
+
+/* table_vacuum.c */
+extern void fractam_relation_vacuum(Relation rel, struct VacuumParams *params,
+									BufferAccessStrategy bstrategy);
+
+/* table_handler.c */
+extern Datum fractam_table_handler(PG_FUNCTION_ARGS);
+extern bool fractam_is_table(Relation rel);
+
+#endif							/* FRACTAM_TABLE_H */

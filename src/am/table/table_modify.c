@@ -1,0 +1,407 @@
+/*-------------------------------------------------------------------------
+ *
+ * table_modify.c
+ *	  INSERT, UPDATE and DELETE of fractam table rows.
+ *
+ * A new version is a new item under the next row id.  Deleting or
+ * updating a version writes its header in place (xmax, command id, the
+ * link to the next version) in the leaf just found, under that leaf's
+ * exclusive lock, checked with the same rules as heap_update/heap_delete.
+ * Nothing waits while it holds a leaf: a version another transaction is
+ * changing is released, the transaction waited for, and the version found
+ * again.  An UPDATE changes the old version first and then adds the new
+ * one (the leaves may be the same; its lock is never held twice); both
+ * carry this transaction's xid, so a crash between the two hides both.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/heaptoast.h"
+#include "access/xact.h"
+#include "am/table/fractam_table.h"
+#include "pgstat.h"
+#include "storage/bufmgr.h"
+#include "storage/lmgr.h"
+#include "storage/predicate.h"
+#include "utils/combocid.h"
+
+/* A version's header, copied out of the page to be changed and patched */
+typedef union
+{
+	HeapTupleHeaderData hdr;
+	char		data[MAXALIGN(SizeofHeapTupleHeader)];
+} HeaderCopy;
+
+/* Fill in a new version's header (heap_prepare_insert); may toast it */
+static HeapTuple
+prepare_version(Relation rel, HeapTuple tup, TransactionId xid,
+				CommandId cid, int options, HeapTuple oldtup)
+{
+	tup->t_data->t_infomask &= ~HEAP_XACT_MASK;
+	tup->t_data->t_infomask2 &= ~HEAP2_XACT_MASK;
+	tup->t_data->t_infomask |= HEAP_XMAX_INVALID;
+	if (oldtup)
+		tup->t_data->t_infomask |= HEAP_UPDATED;
+	HeapTupleHeaderSetXmin(tup->t_data, xid);
+	if (options & HEAP_INSERT_FROZEN)
+		HeapTupleHeaderSetXminFrozen(tup->t_data);
+	HeapTupleHeaderSetCmin(tup->t_data, cid);
+	HeapTupleHeaderSetXmax(tup->t_data, 0);
+	tup->t_tableOid = RelationGetRelid(rel);
+
+	if (rel->rd_rel->relkind != RELKIND_RELATION &&
+		rel->rd_rel->relkind != RELKIND_MATVIEW)
+	{
+		Assert(!HeapTupleHasExternal(tup));
+		return tup;
+	}
+	if (HeapTupleHasExternal(tup) || tup->t_len > TOAST_TUPLE_THRESHOLD ||
+		(oldtup && HeapTupleHasExternal(oldtup)))
+		return heap_toast_insert_or_update(rel, tup, oldtup, options);
+	return tup;
+}
+
+/* Add a prepared version under a new row id; set its TID */
+static void
+add_version(Relation rel, HeapTuple tup, bool speculative, uint32 specToken)
+{
+	FtRowId		rowid = fractam_next_rowid(rel);
+
+	fractam_rowid_tid(rowid, &tup->t_self);
+	if (speculative)
+		HeapTupleHeaderSetSpeculativeToken(tup->t_data, specToken);
+	else
+		tup->t_data->t_ctid = tup->t_self;
+	fractam_store_version(rel, rowid, tup);
+}
+
+static void
+insert_one(Relation rel, TupleTableSlot *slot, CommandId cid, int options,
+		   bool speculative, uint32 specToken)
+{
+	bool		shouldFree = true;
+	HeapTuple	tuple = ExecFetchSlotHeapTuple(slot, true, &shouldFree);
+	HeapTuple	heaptup;
+
+	slot->tts_tableOid = RelationGetRelid(rel);
+	tuple->t_tableOid = slot->tts_tableOid;
+	heaptup = prepare_version(rel, tuple, GetCurrentTransactionId(), cid,
+							  options, NULL);
+	/* a serializable reader of the whole table conflicts with any insert */
+	CheckForSerializableConflictIn(rel, NULL, InvalidBlockNumber);
+	add_version(rel, heaptup, speculative, specToken);
+	pgstat_count_heap_insert(rel, 1);
+
+	slot->tts_tid = heaptup->t_self;
+	if (heaptup != tuple)
+	{
+		tuple->t_self = heaptup->t_self;
+		heap_freetuple(heaptup);
+	}
+	if (shouldFree)
+		pfree(tuple);
+}
+
+void
+fractam_tuple_insert(Relation rel, TupleTableSlot *slot, CommandId cid,
+					 int options, struct BulkInsertStateData *bistate)
+{
+	insert_one(rel, slot, cid, options, false, 0);
+}
+
+void
+fractam_tuple_insert_speculative(Relation rel, TupleTableSlot *slot,
+								 CommandId cid, int options,
+								 struct BulkInsertStateData *bistate,
+								 uint32 specToken)
+{
+	insert_one(rel, slot, cid, options, true, specToken);
+}
+
+void
+fractam_multi_insert(Relation rel, TupleTableSlot **slots, int nslots,
+					 CommandId cid, int options,
+					 struct BulkInsertStateData *bistate)
+{
+	int			i;
+
+	for (i = 0; i < nslots; i++)
+		insert_one(rel, slots[i], cid, options, false, 0);
+}
+
+/*
+ * Find the version at tid and lock its leaf exclusively; a missing version
+ * means the caller's TID is wrong (the executor only passes TIDs it read).
+ */
+static void
+find_version(Relation rel, FtTree *tree, ItemPointer tid, FtItemRef *ref)
+{
+	char		key[FRACTAM_ROWID_SIZE];
+
+	fractam_table_tree(rel, tree);
+	fractam_rowid_key(fractam_tid_rowid(tid), key);
+	if (!ft_item_find(tree, key, sizeof(key), BUFFER_LOCK_EXCLUSIVE, ref))
+		ereport(ERROR,
+				(errcode(ERRCODE_DATA_CORRUPTED),
+				 errmsg("row version (%u,%u) of table \"%s\" does not exist",
+						ItemPointerGetBlockNumber(tid),
+						ItemPointerGetOffsetNumber(tid),
+						RelationGetRelationName(rel))));
+}
+
+/*
+ * Speculative insertion (INSERT ... ON CONFLICT): confirm the version (its
+ * link becomes itself) or kill it (no xmin: invisible to everyone, as
+ * heap_abort_speculative does).
+ */
+void
+fractam_tuple_complete_speculative(Relation rel, TupleTableSlot *slot,
+								   uint32 specToken, bool succeeded)
+{
+	FtTree		tree;
+	FtItemRef	ref;
+	HeaderCopy	h;
+	HeapTuple	toastcopy = NULL;
+
+	find_version(rel, &tree, &slot->tts_tid, &ref);
+	memcpy(h.data, ref.item + FRACTAM_PATCH_START, FRACTAM_PATCH_LEN);
+	Assert(HeapTupleHeaderIsSpeculative(&h.hdr));
+	if (succeeded)
+		h.hdr.t_ctid = slot->tts_tid;
+	else
+	{
+		if (HeapTupleHeaderHasExternal(fractam_item_tuple(ref.item)))
+		{
+			HeapTupleData t;
+
+			t.t_len = ref.len - FRACTAM_ROWID_SIZE;
+			t.t_data = fractam_item_tuple(ref.item);
+			t.t_self = slot->tts_tid;
+			t.t_tableOid = RelationGetRelid(rel);
+			toastcopy = heap_copytuple(&t);
+		}
+		h.hdr.t_infomask &= ~(HEAP_XMAX_BITS | HEAP_MOVED);
+		h.hdr.t_infomask2 &= ~HEAP_KEYS_UPDATED;
+		HeapTupleHeaderSetXmin(&h.hdr, InvalidTransactionId);
+		h.hdr.t_ctid = slot->tts_tid;
+	}
+	ft_item_patch(&tree, &ref, FRACTAM_PATCH_START, h.data, FRACTAM_PATCH_LEN);
+	ft_item_release(&ref);
+	if (toastcopy)
+	{
+		heap_toast_delete(rel, toastcopy, true);
+		heap_freetuple(toastcopy);
+	}
+}
+
+/*
+ * Find the version at tid and check that this transaction may change it,
+ * waiting for other transactions' changes to end if wait.  On TM_Ok the
+ * leaf stays locked in *ref; otherwise it is released and tmfd filled.
+ */
+static TM_Result
+lock_for_change(Relation rel, FtTree *tree, ItemPointer tid, CommandId cid,
+				Snapshot crosscheck, bool wait, TM_FailureData *tmfd,
+				FtItemRef *ref, XLTW_Oper oper)
+{
+	for (;;)
+	{
+		HeapTupleHeader hdr;
+		TM_Result	result;
+
+		find_version(rel, tree, tid, ref);
+		hdr = fractam_item_tuple(ref->item);
+		result = fractam_tuple_satisfies_update(hdr, tid, cid);
+		if (result == TM_Invisible)
+		{
+			ft_item_release(ref);
+			ereport(ERROR,
+					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+					 errmsg("attempted to %s invisible tuple",
+							oper == XLTW_Delete ? "delete" : "update")));
+		}
+		if (result == TM_BeingModified)
+		{
+			/* only this transaction's own row lock: nothing is in the way */
+			if (!fractam_holders_conflict(hdr))
+				result = TM_Ok;
+			else if (wait)
+			{
+				fractam_wait_for_holders(rel, tid, ref, oper);
+				continue;
+			}
+		}
+		if (result == TM_Ok && crosscheck != InvalidSnapshot &&
+			!fractam_tuple_visible(hdr, crosscheck))
+			result = TM_Updated;
+		if (result != TM_Ok)
+		{
+			tmfd->ctid = hdr->t_ctid;
+			tmfd->xmax = HeapTupleHeaderGetUpdateXid(hdr);
+			tmfd->cmax = result == TM_SelfModified ?
+				HeapTupleHeaderGetCmax(hdr) : InvalidCommandId;
+			ft_item_release(ref);
+			return result;
+		}
+		return TM_Ok;
+	}
+}
+
+/* The header of a version this transaction deletes or replaces */
+static void
+set_deleter(HeaderCopy *h, TransactionId xid, CommandId cid, bool iscombo,
+			ItemPointer next)
+{
+	h->hdr.t_infomask &= ~(HEAP_XMAX_BITS | HEAP_MOVED);
+	h->hdr.t_infomask2 &= ~HEAP_KEYS_UPDATED;
+	/* no HOT and no key-column tracking yet: every change is a key change */
+	h->hdr.t_infomask2 |= HEAP_KEYS_UPDATED;
+	HeapTupleHeaderSetXmax(&h->hdr, xid);
+	HeapTupleHeaderSetCmax(&h->hdr, cid, iscombo);
+	if (next)
+		h->hdr.t_ctid = *next;
+}
+
+static HeapTuple
+copy_version(Relation rel, FtItemRef *ref, ItemPointer tid)
+{
+	HeapTupleData t;
+
+	t.t_len = ref->len - FRACTAM_ROWID_SIZE;
+	t.t_data = fractam_item_tuple(ref->item);
+	t.t_self = *tid;
+	t.t_tableOid = RelationGetRelid(rel);
+	return heap_copytuple(&t);
+}
+
+TM_Result
+fractam_tuple_delete(Relation rel, ItemPointer tid, CommandId cid,
+					 Snapshot snapshot, Snapshot crosscheck, bool wait,
+					 TM_FailureData *tmfd, bool changingPart)
+{
+	TransactionId xid = GetCurrentTransactionId();
+	FtTree		tree;
+	FtItemRef	ref;
+	HeaderCopy	h;
+	bool		iscombo;
+	HeapTuple	toastcopy = NULL;
+	TM_Result	result;
+
+	CheckForSerializableConflictIn(rel, tid, ItemPointerGetBlockNumber(tid));
+	result = lock_for_change(rel, &tree, tid, cid, crosscheck, wait, tmfd,
+							 &ref, XLTW_Delete);
+	if (result != TM_Ok)
+		return result;
+
+	memcpy(h.data, ref.item + FRACTAM_PATCH_START, FRACTAM_PATCH_LEN);
+	if (HeapTupleHeaderHasExternal(fractam_item_tuple(ref.item)) &&
+		(rel->rd_rel->relkind == RELKIND_RELATION ||
+		 rel->rd_rel->relkind == RELKIND_MATVIEW))
+		toastcopy = copy_version(rel, &ref, tid);
+	HeapTupleHeaderAdjustCmax(&h.hdr, &cid, &iscombo);
+	set_deleter(&h, xid, cid, iscombo, tid);
+	if (changingPart)
+		HeapTupleHeaderSetMovedPartitions(&h.hdr);
+	ft_item_patch(&tree, &ref, FRACTAM_PATCH_START, h.data, FRACTAM_PATCH_LEN);
+	ft_item_release(&ref);
+
+	if (toastcopy)
+	{
+		heap_toast_delete(rel, toastcopy, false);
+		heap_freetuple(toastcopy);
+	}
+	pgstat_count_heap_delete(rel);
+	return TM_Ok;
+}
+
+TM_Result
+fractam_tuple_update(Relation rel, ItemPointer otid, TupleTableSlot *slot,
+					 CommandId cid, Snapshot snapshot, Snapshot crosscheck,
+					 bool wait, TM_FailureData *tmfd,
+					 LockTupleMode *lockmode, bool *update_indexes)
+{
+	TransactionId xid = GetCurrentTransactionId();
+	bool		shouldFree = true;
+	HeapTuple	newtup = ExecFetchSlotHeapTuple(slot, true, &shouldFree);
+	HeapTuple	heaptup;
+	HeapTuple	oldcopy = NULL;
+	FtTree		tree;
+	FtItemRef	ref;
+	HeaderCopy	h;
+	bool		iscombo;
+	CommandId	cmax = cid;
+	FtRowId		newrowid;
+	ItemPointerData newtid;
+	TM_Result	result;
+
+	/* every update gets a new TID, so every index needs an entry */
+	*update_indexes = true;
+	*lockmode = LockTupleExclusive;
+	slot->tts_tableOid = RelationGetRelid(rel);
+	newtup->t_tableOid = slot->tts_tableOid;
+
+	/* before any leaf is locked: it may lock the metapage */
+	newrowid = fractam_next_rowid(rel);
+	fractam_rowid_tid(newrowid, &newtid);
+
+	CheckForSerializableConflictIn(rel, otid, ItemPointerGetBlockNumber(otid));
+	result = lock_for_change(rel, &tree, otid, cid, crosscheck, wait, tmfd,
+							 &ref, XLTW_Update);
+	if (result != TM_Ok)
+	{
+		if (shouldFree)
+			pfree(newtup);
+		return result;
+	}
+
+	if ((HeapTupleHeaderHasExternal(fractam_item_tuple(ref.item)) ||
+		 HeapTupleHasExternal(newtup) ||
+		 newtup->t_len > TOAST_TUPLE_THRESHOLD) &&
+		(rel->rd_rel->relkind == RELKIND_RELATION ||
+		 rel->rd_rel->relkind == RELKIND_MATVIEW))
+	{
+		/*
+		 * The toaster reads and writes the TOAST table, which must not
+		 * happen with the leaf locked.  Lock the old version for this
+		 * transaction first (as heap_update does), so that nobody changes
+		 * it meanwhile, then toast, then find it again.
+		 */
+		oldcopy = copy_version(rel, &ref, otid);
+		memcpy(h.data, ref.item + FRACTAM_PATCH_START, FRACTAM_PATCH_LEN);
+		h.hdr.t_infomask &= ~(HEAP_XMAX_BITS | HEAP_MOVED);
+		h.hdr.t_infomask2 &= ~HEAP_KEYS_UPDATED;
+		h.hdr.t_infomask |= HEAP_XMAX_EXCL_LOCK | HEAP_XMAX_LOCK_ONLY;
+		h.hdr.t_infomask2 |= HEAP_KEYS_UPDATED;	/* FOR UPDATE: no sharers */
+		HeapTupleHeaderSetXmax(&h.hdr, xid);
+		ft_item_patch(&tree, &ref, FRACTAM_PATCH_START, h.data,
+					  FRACTAM_PATCH_LEN);
+		ft_item_release(&ref);
+
+		heaptup = prepare_version(rel, newtup, xid, cid, 0, oldcopy);
+		find_version(rel, &tree, otid, &ref);
+	}
+	else
+		heaptup = prepare_version(rel, newtup, xid, cid, 0, NULL);
+
+	memcpy(h.data, ref.item + FRACTAM_PATCH_START, FRACTAM_PATCH_LEN);
+	HeapTupleHeaderAdjustCmax(&h.hdr, &cmax, &iscombo);
+	set_deleter(&h, xid, cmax, iscombo, &newtid);
+	ft_item_patch(&tree, &ref, FRACTAM_PATCH_START, h.data, FRACTAM_PATCH_LEN);
+	ft_item_release(&ref);
+
+	heaptup->t_self = newtid;
+	heaptup->t_data->t_ctid = newtid;
+	fractam_store_version(rel, newrowid, heaptup);
+	pgstat_count_heap_update(rel, false);
+
+	slot->tts_tid = newtid;
+	newtup->t_self = newtid;
+	if (heaptup != newtup)
+		heap_freetuple(heaptup);
+	if (oldcopy)
+		heap_freetuple(oldcopy);
+	if (shouldFree)
+		pfree(newtup);
+	return TM_Ok;
+}

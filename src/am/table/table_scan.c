@@ -1,0 +1,682 @@
+/*-------------------------------------------------------------------------
+ *
+ * table_scan.c
+ *	  Reading fractam tables: sequential (and parallel) scans, fetches by
+ *	  TID for indexes, bitmap scans and ANALYZE's sample.
+ *
+ * A sequential scan walks the tree in row-id order; parallel workers take
+ * pseudo-blocks (FRACTAM_ROWS_PER_BLOCK row ids) from PostgreSQL's block
+ * allocator, whose block count is the number of pseudo-blocks handed out.
+ * Fetches by TID descend to the row id's leaf and copy the version out.
+ * Nothing here writes a page.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/heapam_xlog.h"
+#include "access/relscan.h"
+#include "access/xact.h"
+#include "am/table/fractam_table.h"
+#include "executor/tuptable.h"
+#include "miscadmin.h"
+#include "nodes/tidbitmap.h"
+#include "pgstat.h"
+#include "storage/bufmgr.h"
+#include "storage/predicate.h"
+#include "utils/memutils.h"
+#include "utils/snapmgr.h"
+
+typedef struct FractamScanDescData
+{
+	TableScanDescData rs_base;
+	FtTree		tree;
+	MemoryContext scancxt;		/* the scan's lifetime: ftscan allocates
+								 * here, not in the caller's per-row memory */
+	FtScan		ftscan;			/* NULL until the first row is asked for */
+	bool		done;			/* parallel: no pseudo-block left */
+	/* serial scans: where the scan stands, for changes of direction */
+	enum
+	{
+		POS_START,				/* before the first row */
+		POS_AT,					/* at row id pos_rowid (last returned) */
+		POS_END					/* after the last row */
+	}			pos;
+	FtRowId		pos_rowid;
+	bool		backward;		/* ftscan's direction */
+	FtRowId		range_end;		/* parallel: end of the current
+								 * pseudo-block (exclusive) */
+	ParallelBlockTableScanWorkerData pwork;
+	HeapTupleData tuple;		/* the current row (in ftscan's memory) */
+
+	/* bitmap scans and ANALYZE: the versions of one range, copied */
+	MemoryContext rangecxt;
+	HeapTuple  *rangetups;
+	int			nrangetups;
+	int			rangepos;
+	BlockNumber analyze_nblocks;	/* ANALYZE: file blocks sampled over */
+	uint64		analyze_rowids; /* and row ids they stand for */
+} FractamScanDescData;
+
+typedef FractamScanDescData *FractamScanDesc;
+
+const TupleTableSlotOps *
+fractam_slot_callbacks(Relation rel)
+{
+	return &TTSOpsHeapTuple;
+}
+
+TableScanDesc
+fractam_scan_begin(Relation rel, Snapshot snapshot, int nkeys,
+				   struct ScanKeyData *key, ParallelTableScanDesc pscan,
+				   uint32 flags)
+{
+	FractamScanDesc scan = palloc0(sizeof(FractamScanDescData));
+
+	RelationIncrementReferenceCount(rel);
+	scan->rs_base.rs_rd = rel;
+	scan->rs_base.rs_snapshot = snapshot;
+	scan->rs_base.rs_nkeys = nkeys;
+	scan->rs_base.rs_flags = flags;
+	scan->rs_base.rs_parallel = pscan;
+	scan->scancxt = CurrentMemoryContext;
+	scan->rangecxt = AllocSetContextCreate(CurrentMemoryContext,
+										   "fractam scan range",
+										   ALLOCSET_DEFAULT_SIZES);
+	fractam_table_tree(rel, &scan->tree);
+
+	/* a serializable seq scan reads the whole table, as heap's */
+	if (flags & SO_TYPE_SEQSCAN)
+		PredicateLockRelation(rel, snapshot);
+	return (TableScanDesc) scan;
+}
+
+void
+fractam_scan_end(TableScanDesc sscan)
+{
+	FractamScanDesc scan = (FractamScanDesc) sscan;
+
+	if (scan->ftscan)
+		ft_scan_end(scan->ftscan);
+	MemoryContextDelete(scan->rangecxt);
+	RelationDecrementReferenceCount(sscan->rs_rd);
+	if (sscan->rs_flags & SO_TEMP_SNAPSHOT)
+		UnregisterSnapshot(sscan->rs_snapshot);
+	pfree(scan);
+}
+
+void
+fractam_scan_rescan(TableScanDesc sscan, struct ScanKeyData *key,
+					bool set_params, bool allow_strat, bool allow_sync,
+					bool allow_pagemode)
+{
+	FractamScanDesc scan = (FractamScanDesc) sscan;
+
+	if (scan->ftscan)
+		ft_scan_end(scan->ftscan);
+	scan->ftscan = NULL;
+	scan->done = false;
+	scan->pos = POS_START;
+	scan->range_end = 0;
+	memset(&scan->pwork, 0, sizeof(scan->pwork));
+}
+
+/* Parallel scans: the next pseudo-block, or false when none is left */
+static bool
+next_parallel_range(FractamScanDesc scan)
+{
+	ParallelBlockTableScanDesc pbscan =
+		(ParallelBlockTableScanDesc) scan->rs_base.rs_parallel;
+	BlockNumber block;
+	char		key[FRACTAM_ROWID_SIZE];
+
+	if (scan->ftscan == NULL)
+	{
+		scan->ftscan = ft_scan_begin(&scan->tree);
+		table_block_parallelscan_startblock_init(scan->rs_base.rs_rd,
+												 &scan->pwork, pbscan);
+	}
+	block = table_block_parallelscan_nextpage(scan->rs_base.rs_rd,
+											  &scan->pwork, pbscan);
+	if (block == InvalidBlockNumber)
+		return false;
+	fractam_rowid_key((FtRowId) block * FRACTAM_ROWS_PER_BLOCK, key);
+	ft_scan_seek(scan->ftscan, key, sizeof(key), true);
+	scan->range_end = ((FtRowId) block + 1) * FRACTAM_ROWS_PER_BLOCK;
+	return true;
+}
+
+/* Parallel scans: the next row version of this worker, or NULL */
+static const char *
+next_parallel_version(FractamScanDesc scan, Size *len)
+{
+	const char *item;
+
+	if (scan->done)
+		return NULL;
+	for (;;)
+	{
+		if (scan->range_end == 0 && !next_parallel_range(scan))
+		{
+			scan->done = true;
+			return NULL;
+		}
+		if (ft_scan_next(scan->ftscan, &item, len) &&
+			fractam_item_rowid(item) < scan->range_end)
+			return item;
+		scan->range_end = 0;
+	}
+}
+
+/*
+ * Serial scans: the next row version in the given direction, or NULL.  A
+ * change of direction starts a new tree scan next to the row last returned
+ * (ft scans go one way), as heap rescans its current page.
+ */
+static const char *
+next_serial_version(FractamScanDesc scan, bool backward, Size *len)
+{
+	const char *item;
+
+	if (scan->ftscan == NULL || scan->backward != backward)
+	{
+		char		key[FRACTAM_ROWID_SIZE];
+
+		if ((!backward && scan->pos == POS_END) ||
+			(backward && scan->pos == POS_START))
+			return NULL;
+		if (scan->ftscan)
+			ft_scan_end(scan->ftscan);
+		scan->ftscan = ft_scan_begin(&scan->tree);
+		scan->backward = backward;
+		if (scan->pos == POS_AT)
+		{
+			/* forward: from the next row id; backward: below this one */
+			fractam_rowid_key(scan->pos_rowid + (backward ? 0 : 1), key);
+			ft_scan_seek(scan->ftscan, key, sizeof(key), !backward);
+		}
+		else
+			ft_scan_seek(scan->ftscan, NULL, 0, !backward);
+	}
+	if (!ft_scan_next(scan->ftscan, &item, len))
+	{
+		scan->pos = backward ? POS_START : POS_END;
+		ft_scan_end(scan->ftscan);
+		scan->ftscan = NULL;
+		return NULL;
+	}
+	return item;
+}
+
+bool
+fractam_scan_getnextslot(TableScanDesc sscan, ScanDirection direction,
+						 TupleTableSlot *slot)
+{
+	FractamScanDesc scan = (FractamScanDesc) sscan;
+	const char *item;
+	Size		len;
+
+	bool		backward = ScanDirectionIsBackward(direction);
+
+	Assert(!backward || sscan->rs_parallel == NULL);
+	for (;;)
+	{
+		MemoryContext old = MemoryContextSwitchTo(scan->scancxt);
+		HeapTupleHeader hdr;
+
+		item = sscan->rs_parallel ? next_parallel_version(scan, &len) :
+			next_serial_version(scan, backward, &len);
+		MemoryContextSwitchTo(old);
+		if (item == NULL)
+			break;
+		hdr = fractam_item_tuple(item);
+
+		CHECK_FOR_INTERRUPTS();
+		if (!fractam_tuple_visible(hdr, sscan->rs_snapshot))
+			continue;
+		scan->tuple.t_data = hdr;
+		scan->tuple.t_len = len - FRACTAM_ROWID_SIZE;
+		fractam_rowid_tid(fractam_item_rowid(item), &scan->tuple.t_self);
+		scan->tuple.t_tableOid = RelationGetRelid(sscan->rs_rd);
+		scan->pos = POS_AT;
+		scan->pos_rowid = fractam_item_rowid(item);
+		pgstat_count_heap_getnext(sscan->rs_rd);
+		ExecStoreHeapTuple(&scan->tuple, slot, false);
+		return true;
+	}
+	ExecClearTuple(slot);
+	return false;
+}
+
+/*
+ * Parallel scans hand out pseudo-blocks: as many as have row ids now.
+ * (Rows added later by this transaction's own commands are not seen by the
+ * scan's snapshot; other transactions' are not visible either.)
+ */
+Size
+fractam_parallelscan_initialize(Relation rel, ParallelTableScanDesc pscan)
+{
+	ParallelBlockTableScanDesc bpscan = (ParallelBlockTableScanDesc) pscan;
+	Size		size = table_block_parallelscan_initialize(rel, pscan);
+	uint64		nblocks = fractam_rowid_limit(rel) / FRACTAM_ROWS_PER_BLOCK;
+
+	bpscan->phs_nblocks = (BlockNumber) Min(nblocks, (uint64) MaxBlockNumber);
+	bpscan->base.phs_syncscan = false;
+	return size;
+}
+
+/* ---- fetches by TID ---- */
+
+typedef struct FractamIndexFetchData
+{
+	IndexFetchTableData xs_base;
+} FractamIndexFetchData;
+
+struct IndexFetchTableData *
+fractam_index_fetch_begin(Relation rel)
+{
+	FractamIndexFetchData *fetch = palloc0(sizeof(FractamIndexFetchData));
+
+	fetch->xs_base.rel = rel;
+	return &fetch->xs_base;
+}
+
+void
+fractam_index_fetch_reset(struct IndexFetchTableData *data)
+{
+}
+
+void
+fractam_index_fetch_end(struct IndexFetchTableData *data)
+{
+	pfree(data);
+}
+
+/* The version at tid, if it exists and snapshot sees it, into slot */
+static bool
+fetch_visible(Relation rel, ItemPointer tid, Snapshot snapshot,
+			  TupleTableSlot *slot, bool *all_dead)
+{
+	HeapTuple	tup;
+	MemoryContext old;
+
+	if (!fractam_tid_is_valid(tid))
+		return false;
+	/* the slot frees the copy: it must live in the slot's memory */
+	old = MemoryContextSwitchTo(slot->tts_mcxt);
+	tup = fractam_fetch_version(rel, fractam_tid_rowid(tid));
+	MemoryContextSwitchTo(old);
+	if (tup == NULL)
+	{
+		if (all_dead)
+			*all_dead = true;	/* removed by VACUUM */
+		return false;
+	}
+	if (!fractam_tuple_visible(tup->t_data, snapshot))
+	{
+		if (all_dead)
+			*all_dead = fractam_tuple_surely_dead(tup->t_data,
+												  GlobalVisTestFor(rel));
+		heap_freetuple(tup);
+		return false;
+	}
+	if (IsolationIsSerializable())
+		PredicateLockTID(rel, tid, snapshot, HeapTupleHeaderGetXmin(tup->t_data));
+	ExecStoreHeapTuple(tup, slot, true);
+	return true;
+}
+
+bool
+fractam_index_fetch_tuple(struct IndexFetchTableData *scan, ItemPointer tid,
+						  Snapshot snapshot, TupleTableSlot *slot,
+						  bool *call_again, bool *all_dead)
+{
+	/* no HOT chains: one TID is one version */
+	*call_again = false;
+	if (all_dead)
+		*all_dead = false;
+	if (!fetch_visible(scan->rel, tid, snapshot, slot, all_dead))
+		return false;
+	pgstat_count_heap_fetch(scan->rel);
+	return true;
+}
+
+bool
+fractam_tuple_fetch_row_version(Relation rel, ItemPointer tid,
+								Snapshot snapshot, TupleTableSlot *slot)
+{
+	return fetch_visible(rel, tid, snapshot, slot, NULL);
+}
+
+bool
+fractam_tuple_tid_valid(TableScanDesc scan, ItemPointer tid)
+{
+	return fractam_tid_is_valid(tid) &&
+		fractam_tid_rowid(tid) < fractam_rowid_limit(scan->rs_rd);
+}
+
+/* Follow the update chain from tid to the newest version the snapshot sees */
+void
+fractam_tuple_get_latest_tid(TableScanDesc scan, ItemPointer tid)
+{
+	Relation	rel = scan->rs_rd;
+	ItemPointerData ctid = *tid;
+	TransactionId priorXmax = InvalidTransactionId;
+
+	for (;;)
+	{
+		HeapTuple	tup;
+		HeapTupleHeader hdr;
+
+		if (!fractam_tid_is_valid(&ctid))
+			break;
+		tup = fractam_fetch_version(rel, fractam_tid_rowid(&ctid));
+		if (tup == NULL)
+			break;
+		hdr = tup->t_data;
+		if (TransactionIdIsValid(priorXmax) &&
+			!TransactionIdEquals(priorXmax, HeapTupleHeaderGetXmin(hdr)))
+		{
+			heap_freetuple(tup);
+			break;
+		}
+		if (fractam_tuple_visible(hdr, scan->rs_snapshot))
+			*tid = ctid;
+		if ((hdr->t_infomask & HEAP_XMAX_INVALID) ||
+			HEAP_XMAX_IS_LOCKED_ONLY(hdr->t_infomask) ||
+			HeapTupleHeaderIndicatesMovedPartitions(hdr) ||
+			ItemPointerEquals(&ctid, &hdr->t_ctid))
+		{
+			heap_freetuple(tup);
+			break;
+		}
+		ctid = hdr->t_ctid;
+		priorXmax = HeapTupleHeaderGetUpdateXid(hdr);
+		heap_freetuple(tup);
+	}
+}
+
+/* Does the snapshot see the current state of the version in slot? */
+bool
+fractam_tuple_satisfies_snapshot(Relation rel, TupleTableSlot *slot,
+								 Snapshot snapshot)
+{
+	HeapTuple	tup = fractam_fetch_version(rel, fractam_tid_rowid(&slot->tts_tid));
+	bool		res;
+
+	if (tup == NULL)
+		return false;
+	res = fractam_tuple_visible(tup->t_data, snapshot);
+	heap_freetuple(tup);
+	return res;
+}
+
+/*
+ * Which index entries point to versions dead to everyone?  Each is looked
+ * up; the horizon returned covers every version found deletable.
+ */
+TransactionId
+fractam_index_delete_tuples(Relation rel, TM_IndexDeleteOp *delstate)
+{
+	TransactionId latest = InvalidTransactionId;
+	GlobalVisState *vistest = GlobalVisTestFor(rel);
+	int			freed = 0;
+	int			i;
+
+	for (i = 0; i < delstate->ndeltids; i++)
+	{
+		TM_IndexDelete *d = &delstate->deltids[i];
+		TM_IndexStatus *st = &delstate->status[d->id];
+		HeapTuple	tup;
+
+		if (delstate->bottomup && freed >= delstate->bottomupfreespace)
+			break;
+		tup = fractam_tid_is_valid(&d->tid) ?
+			fractam_fetch_version(rel, fractam_tid_rowid(&d->tid)) : NULL;
+		if (tup == NULL)
+		{
+			/* its version is gone: VACUUM removed it */
+			st->knowndeletable = true;
+		}
+		else
+		{
+			if (fractam_tuple_surely_dead(tup->t_data, vistest))
+			{
+				st->knowndeletable = true;
+				HeapTupleHeaderAdvanceLatestRemovedXid(tup->t_data, &latest);
+			}
+			else
+				st->knowndeletable = false;
+			heap_freetuple(tup);
+		}
+		if (st->knowndeletable)
+			freed += st->freespace;
+	}
+	return latest;
+}
+
+/* ---- ranges of versions: bitmap scans and ANALYZE ---- */
+
+static void
+reset_range(FractamScanDesc scan)
+{
+	MemoryContextReset(scan->rangecxt);
+	scan->rangetups = NULL;
+	scan->nrangetups = 0;
+	scan->rangepos = 0;
+}
+
+static void
+keep_version(FractamScanDesc scan, HeapTuple tup, int *size)
+{
+	if (scan->nrangetups >= *size)
+	{
+		*size = Max(64, *size * 2);
+		scan->rangetups = scan->rangetups == NULL ?
+			MemoryContextAlloc(scan->rangecxt, sizeof(HeapTuple) * *size) :
+			repalloc(scan->rangetups, sizeof(HeapTuple) * *size);
+	}
+	scan->rangetups[scan->nrangetups++] = tup;
+}
+
+/* Copy the versions with row ids in [lo, hi) (visible ones if snapshot) */
+static void
+collect_range(FractamScanDesc scan, FtRowId lo, FtRowId hi, Snapshot snapshot)
+{
+	Relation	rel = scan->rs_base.rs_rd;
+	FtScan		fts;
+	char		key[FRACTAM_ROWID_SIZE];
+	const char *item;
+	Size		len;
+	int			size = 0;
+
+	reset_range(scan);
+	if (lo >= hi)
+		return;
+	fts = ft_scan_begin(&scan->tree);
+	fractam_rowid_key(lo, key);
+	ft_scan_seek(fts, key, sizeof(key), true);
+	while (ft_scan_next(fts, &item, &len))
+	{
+		FtRowId		rowid = fractam_item_rowid(item);
+		HeapTupleHeader hdr = fractam_item_tuple(item);
+		HeapTuple	tup;
+
+		if (rowid >= hi)
+			break;
+		if (snapshot && !fractam_tuple_visible(hdr, snapshot))
+			continue;
+		tup = MemoryContextAlloc(scan->rangecxt,
+								 HEAPTUPLESIZE + len - FRACTAM_ROWID_SIZE);
+		tup->t_len = len - FRACTAM_ROWID_SIZE;
+		tup->t_data = (HeapTupleHeader) ((char *) tup + HEAPTUPLESIZE);
+		memcpy(tup->t_data, hdr, tup->t_len);
+		fractam_rowid_tid(rowid, &tup->t_self);
+		tup->t_tableOid = RelationGetRelid(rel);
+		keep_version(scan, tup, &size);
+	}
+	ft_scan_end(fts);
+}
+
+bool
+fractam_scan_bitmap_next_block(TableScanDesc sscan,
+							   struct TBMIterateResult *tbmres)
+{
+	FractamScanDesc scan = (FractamScanDesc) sscan;
+	Relation	rel = sscan->rs_rd;
+	FtRowId		first = (FtRowId) tbmres->blockno * FRACTAM_ROWS_PER_BLOCK;
+
+	reset_range(scan);
+	if (tbmres->ntuples >= 0)
+	{
+		int			size = 0;
+		int			i;
+
+		/* exact: look up each row id */
+		for (i = 0; i < tbmres->ntuples; i++)
+		{
+			OffsetNumber off = tbmres->offsets[i];
+			HeapTuple	tup;
+			MemoryContext old;
+
+			if (off < 1 || off > FRACTAM_ROWS_PER_BLOCK)
+				continue;
+			old = MemoryContextSwitchTo(scan->rangecxt);
+			tup = fractam_fetch_version(rel, first + off - 1);
+			MemoryContextSwitchTo(old);
+			if (tup == NULL || !fractam_tuple_visible(tup->t_data,
+													  sscan->rs_snapshot))
+				continue;
+			keep_version(scan, tup, &size);
+		}
+	}
+	else
+	{
+		/* lossy: every version of the pseudo-block */
+		collect_range(scan, first, first + FRACTAM_ROWS_PER_BLOCK,
+					  sscan->rs_snapshot);
+	}
+	return scan->nrangetups > 0;
+}
+
+bool
+fractam_scan_bitmap_next_tuple(TableScanDesc sscan,
+							   struct TBMIterateResult *tbmres,
+							   TupleTableSlot *slot)
+{
+	FractamScanDesc scan = (FractamScanDesc) sscan;
+
+	if (scan->rangepos >= scan->nrangetups)
+		return false;
+	pgstat_count_heap_fetch(sscan->rs_rd);
+	ExecStoreHeapTuple(scan->rangetups[scan->rangepos++], slot, false);
+	return true;
+}
+
+/*
+ * ANALYZE samples blocks of the file (RelationGetNumberOfBlocks), but TID
+ * blocks are pseudo-blocks of row ids.  File block b stands for the b-th of
+ * as many equal slices of the row ids handed out: every row id belongs to
+ * exactly one slice, so the sample has no duplicates and ANALYZE's
+ * rows-per-block arithmetic scales to the right total.
+ */
+bool
+fractam_scan_analyze_next_block(TableScanDesc sscan, BlockNumber blockno,
+								BufferAccessStrategy bstrategy)
+{
+	FractamScanDesc scan = (FractamScanDesc) sscan;
+	FtRowId		lo;
+	FtRowId		hi;
+
+	if (scan->analyze_nblocks == 0)
+	{
+		scan->analyze_nblocks = RelationGetNumberOfBlocks(sscan->rs_rd);
+		scan->analyze_rowids = fractam_rowid_limit(sscan->rs_rd);
+	}
+	if (blockno >= scan->analyze_nblocks)
+	{
+		reset_range(scan);
+		return true;
+	}
+#ifdef HAVE_INT128
+	lo = (FtRowId) (((uint128) blockno * scan->analyze_rowids) / scan->analyze_nblocks);
+	hi = (FtRowId) (((uint128) (blockno + 1) * scan->analyze_rowids) / scan->analyze_nblocks);
+#else
+	lo = (FtRowId) ((long double) blockno * scan->analyze_rowids / scan->analyze_nblocks);
+	hi = (FtRowId) ((long double) (blockno + 1) * scan->analyze_rowids / scan->analyze_nblocks);
+#endif
+	collect_range(scan, lo, hi, NULL);
+	return true;
+}
+
+bool
+fractam_scan_analyze_next_tuple(TableScanDesc sscan, TransactionId OldestXmin,
+								double *liverows, double *deadrows,
+								TupleTableSlot *slot)
+{
+	FractamScanDesc scan = (FractamScanDesc) sscan;
+
+	while (scan->rangepos < scan->nrangetups)
+	{
+		HeapTuple	tup = scan->rangetups[scan->rangepos++];
+		TransactionId dead_after;
+		bool		sample = false;
+
+		switch (fractam_tuple_htsv(tup->t_data, &dead_after))
+		{
+			case HEAPTUPLE_LIVE:
+				sample = true;
+				*liverows += 1;
+				break;
+			case HEAPTUPLE_DEAD:
+			case HEAPTUPLE_RECENTLY_DEAD:
+				*deadrows += 1;
+				break;
+			case HEAPTUPLE_INSERT_IN_PROGRESS:
+				/* only our own inserts count, as in heap */
+				if (TransactionIdIsCurrentTransactionId(HeapTupleHeaderGetXmin(tup->t_data)))
+				{
+					sample = true;
+					*liverows += 1;
+				}
+				break;
+			case HEAPTUPLE_DELETE_IN_PROGRESS:
+				if (TransactionIdIsCurrentTransactionId(HeapTupleHeaderGetUpdateXid(tup->t_data)))
+					*deadrows += 1;
+				else
+				{
+					sample = true;
+					*liverows += 1;
+				}
+				break;
+		}
+		if (sample)
+		{
+			ExecStoreHeapTuple(tup, slot, false);
+			return true;
+		}
+	}
+	ExecClearTuple(slot);
+	return false;
+}
+
+bool
+fractam_scan_sample_next_block(TableScanDesc scan,
+							   struct SampleScanState *scanstate)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+			 errmsg("TABLESAMPLE is not supported on fractam tables yet")));
+	return false;
+}
+
+bool
+fractam_scan_sample_next_tuple(TableScanDesc scan,
+							   struct SampleScanState *scanstate,
+							   TupleTableSlot *slot)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+			 errmsg("TABLESAMPLE is not supported on fractam tables yet")));
+	return false;
+}

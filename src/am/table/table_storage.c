@@ -1,0 +1,307 @@
+/*-------------------------------------------------------------------------
+ *
+ * table_storage.c
+ *	  A fractam table's tree, its row ids, and its relation files.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/heaptoast.h"
+#include "access/multixact.h"
+#include "access/xloginsert.h"
+#include "am/table/fractam_table.h"
+#include "catalog/storage.h"
+#include "catalog/storage_xlog.h"
+#include "miscadmin.h"
+#include "storage/bufmgr.h"
+#include "storage/smgr.h"
+#include "utils/builtins.h"
+#include "utils/memutils.h"
+#include "utils/snapmgr.h"
+
+/* fanout of a table's buffer nodes (they only route: tables never buffer) */
+#define FRACTAM_TABLE_FANOUT	16
+
+/* Items compare by their row id, the first FRACTAM_ROWID_SIZE bytes */
+static int
+rowid_compare(void *arg, const char *a, Size alen, const char *b, Size blen)
+{
+	Assert(alen >= FRACTAM_ROWID_SIZE && blen >= FRACTAM_ROWID_SIZE);
+	return memcmp(a, b, FRACTAM_ROWID_SIZE);
+}
+
+static FractamTableCache *
+table_cache(Relation rel)
+{
+	FractamTableCache *cache = (FractamTableCache *) rel->rd_amcache;
+
+	if (cache == NULL || !RelFileNodeEquals(cache->node, rel->rd_node))
+	{
+		if (cache == NULL)
+			cache = MemoryContextAllocZero(CacheMemoryContext,
+										   sizeof(FractamTableCache));
+		else
+			memset(cache, 0, sizeof(FractamTableCache));
+		cache->node = rel->rd_node;
+		rel->rd_amcache = cache;
+	}
+	return cache;
+}
+
+/* Forget this backend's state of the relation (its file was reset) */
+void
+fractam_forget_cache(Relation rel)
+{
+	if (rel->rd_amcache)
+		pfree(rel->rd_amcache);
+	rel->rd_amcache = NULL;
+	ft_routecache_invalidate(RelationGetRelid(rel));
+	ft_oscache_invalidate(RelationGetRelid(rel));
+}
+
+/*
+ * Fill an FtTree for a table.  Tables never buffer: every row version is in
+ * its leaf, where the table AM reads and patches it (ft_item.c), and row
+ * ids ascend, so inserts take the tree's right-edge path anyway.
+ */
+void
+fractam_table_tree(Relation rel, FtTree *tree)
+{
+	FractamTableCache *cache = table_cache(rel);
+
+	memset(tree, 0, sizeof(FtTree));
+	tree->rel = rel;
+	tree->cmp = rowid_compare;
+	tree->cmp_arg = NULL;
+	tree->fanout = FRACTAM_TABLE_FANOUT;
+	tree->fillfactor = 100;
+	tree->buffering = false;
+	tree->direct_apply = true;
+	tree->rootcache = &cache->rootcache;
+	tree->max_item_size = 0;
+	tree->sharedcols = NULL;
+}
+
+/*
+ * The next row id for a new version.  A backend takes a pseudo-block of
+ * row ids at a time from the metapage's counter (one WAL record per
+ * FRACTAM_ROWS_PER_BLOCK rows), so concurrent inserters do not share a
+ * counter and a single session numbers its rows densely from (0,1).
+ */
+FtRowId
+fractam_next_rowid(Relation rel)
+{
+	FractamTableCache *cache = table_cache(rel);
+
+	if (cache->next_rowid >= cache->end_rowid)
+	{
+		FtTree		tree;
+		uint64		block;
+
+		fractam_table_tree(rel, &tree);
+		block = ft_meta_next_seq(&tree, FRACTAM_MAX_BLOCKS);
+		/* ft_meta_next_seq can process invalidations: look up again */
+		cache = table_cache(rel);
+		cache->next_rowid = block * FRACTAM_ROWS_PER_BLOCK;
+		cache->end_rowid = cache->next_rowid + FRACTAM_ROWS_PER_BLOCK;
+	}
+	return cache->next_rowid++;
+}
+
+/* Row ids below this were handed out (versions may exist for them) */
+uint64
+fractam_rowid_limit(Relation rel)
+{
+	FtTree		tree;
+
+	fractam_table_tree(rel, &tree);
+	return ft_meta_read_seq(&tree) * FRACTAM_ROWS_PER_BLOCK;
+}
+
+/*
+ * A palloc'd copy of the version with row id rowid, or NULL if there is
+ * none.  t_self and t_tableOid are set.
+ */
+HeapTuple
+fractam_fetch_version(Relation rel, FtRowId rowid)
+{
+	FtTree		tree;
+	FtItemRef	ref;
+	char		key[FRACTAM_ROWID_SIZE];
+	HeapTuple	tup;
+	Size		len;
+
+	fractam_table_tree(rel, &tree);
+	fractam_rowid_key(rowid, key);
+	if (!ft_item_find(&tree, key, sizeof(key), BUFFER_LOCK_SHARE, &ref))
+		return NULL;
+	len = ref.len - FRACTAM_ROWID_SIZE;
+	tup = (HeapTuple) palloc(HEAPTUPLESIZE + len);
+	tup->t_len = len;
+	tup->t_data = (HeapTupleHeader) ((char *) tup + HEAPTUPLESIZE);
+	memcpy(tup->t_data, ref.item + FRACTAM_ROWID_SIZE, len);
+	ft_item_release(&ref);
+	fractam_rowid_tid(rowid, &tup->t_self);
+	tup->t_tableOid = RelationGetRelid(rel);
+	return tup;
+}
+
+/* Add a new version (its header already filled in) under row id rowid */
+void
+fractam_store_version(Relation rel, FtRowId rowid, HeapTuple tup)
+{
+	FtTree		tree;
+	Size		len = FRACTAM_ROWID_SIZE + tup->t_len;
+	char	   *item = palloc(len);
+
+	fractam_rowid_key(rowid, item);
+	memcpy(item + FRACTAM_ROWID_SIZE, tup->t_data, tup->t_len);
+	fractam_table_tree(rel, &tree);
+	ft_check_item_size(&tree, len);
+	ft_insert(&tree, item, len);
+	pfree(item);
+}
+
+/*
+ * A new relation file (CREATE TABLE, TRUNCATE, rewrites): an empty tree.
+ * Unlogged tables get the same empty tree as their init fork.
+ */
+void
+fractam_relation_set_new_filenode(Relation rel, const RelFileNode *newrnode,
+								  char persistence, TransactionId *freezeXid,
+								  MultiXactId *minmulti)
+{
+	SMgrRelation srel;
+
+	/* no version can be older than this transaction's snapshot horizon */
+	*freezeXid = RecentXmin;
+	*minmulti = GetOldestMultiXactId();
+
+	srel = RelationCreateStorage(*newrnode, persistence, true);
+	if (persistence == RELPERSISTENCE_UNLOGGED)
+	{
+		Assert(rel->rd_rel->relkind == RELKIND_RELATION ||
+			   rel->rd_rel->relkind == RELKIND_MATVIEW ||
+			   rel->rd_rel->relkind == RELKIND_TOASTVALUE);
+		smgrcreate(srel, INIT_FORKNUM, false);
+		log_smgrcreate(newrnode, INIT_FORKNUM);
+		ft_create_storage(srel, INIT_FORKNUM, true);
+	}
+	ft_create_storage(srel, MAIN_FORKNUM,
+					  persistence == RELPERSISTENCE_PERMANENT && XLogIsNeeded());
+	smgrclose(srel);
+}
+
+/*
+ * TRUNCATE of a table created or truncated in this transaction: empty the
+ * file in place.  No other backend can have seen it.
+ */
+void
+fractam_relation_nontransactional_truncate(Relation rel)
+{
+	RelationTruncate(rel, 0);
+	fractam_forget_cache(rel);
+	ft_create_storage(RelationGetSmgr(rel), MAIN_FORKNUM,
+					  RelationNeedsWAL(rel));
+}
+
+/* ALTER TABLE ... SET TABLESPACE: copy every fork to the new file */
+void
+fractam_relation_copy_data(Relation rel, const RelFileNode *newrnode)
+{
+	SMgrRelation dstrel;
+	ForkNumber	fork;
+
+	FlushRelationBuffers(rel);
+	dstrel = RelationCreateStorage(*newrnode, rel->rd_rel->relpersistence, true);
+	RelationCopyStorage(RelationGetSmgr(rel), dstrel, MAIN_FORKNUM,
+						rel->rd_rel->relpersistence);
+	for (fork = MAIN_FORKNUM + 1; fork <= MAX_FORKNUM; fork++)
+	{
+		if (!smgrexists(RelationGetSmgr(rel), fork))
+			continue;
+		smgrcreate(dstrel, fork, false);
+		/* the init fork of an unlogged table is WAL-logged, as heap's */
+		if (RelationIsPermanent(rel) ||
+			(rel->rd_rel->relpersistence == RELPERSISTENCE_UNLOGGED &&
+			 fork == INIT_FORKNUM))
+			log_smgrcreate(newrnode, fork);
+		RelationCopyStorage(RelationGetSmgr(rel), dstrel, fork,
+							rel->rd_rel->relpersistence);
+	}
+	RelationDropStorage(rel);
+	smgrclose(dstrel);
+}
+
+/*
+ * The size of a fork's file.  Block numbers of TIDs are pseudo-blocks of
+ * row ids, not pages: see the scan callbacks for how they are mapped.
+ */
+uint64
+fractam_relation_size(Relation rel, ForkNumber forkNumber)
+{
+	return table_block_relation_size(rel, forkNumber);
+}
+
+/*
+ * Heap's rule: a TOAST table when a row of maximal width could exceed
+ * TOAST_TUPLE_THRESHOLD and some column can be toasted.  Rows are stored in
+ * heap layout, so heap's toaster serves them unchanged.
+ */
+bool
+fractam_relation_needs_toast_table(Relation rel)
+{
+	TupleDesc	tupdesc = rel->rd_att;
+	int32		data_length = 0;
+	bool		maxlength_unknown = false;
+	bool		has_toastable_attrs = false;
+	int32		tuple_length;
+	int			i;
+
+	for (i = 0; i < tupdesc->natts; i++)
+	{
+		Form_pg_attribute att = TupleDescAttr(tupdesc, i);
+
+		if (att->attisdropped)
+			continue;
+		data_length = att_align_nominal(data_length, att->attalign);
+		if (att->attlen > 0)
+			data_length += att->attlen;
+		else
+		{
+			int32		maxlen = type_maximum_size(att->atttypid,
+												   att->atttypmod);
+
+			if (maxlen < 0)
+				maxlength_unknown = true;
+			else
+				data_length += maxlen;
+			if (att->attstorage != TYPSTORAGE_PLAIN)
+				has_toastable_attrs = true;
+		}
+	}
+	if (!has_toastable_attrs)
+		return false;
+	if (maxlength_unknown)
+		return true;
+	tuple_length = MAXALIGN(SizeofHeapTupleHeader + BITMAPLEN(tupdesc->natts)) +
+		MAXALIGN(data_length);
+	return tuple_length > TOAST_TUPLE_THRESHOLD;
+}
+
+/* Row count and page estimates: a leaf holds row versions like a heap page */
+void
+fractam_relation_estimate_size(Relation rel, int32 *attr_widths,
+							   BlockNumber *pages, double *tuples,
+							   double *allvisfrac)
+{
+	const Size	overhead = FRACTAM_ROWID_SIZE + SizeofHeapTupleHeader +
+		sizeof(ItemIdData);
+	const Size	usable = BLCKSZ - SizeOfPageHeaderData - 16;
+
+	table_block_relation_estimate_size(rel, attr_widths, pages, tuples,
+									   allvisfrac, overhead, usable);
+	/* the tree's metapage and inner pages hold no rows */
+	*allvisfrac = 0;
+}

@@ -1,0 +1,290 @@
+/*-------------------------------------------------------------------------
+ *
+ * table_vacuum.c
+ *	  VACUUM of fractam tables: dead versions leave the tree and their
+ *	  index entries go.
+ *
+ * One pass of ft_vacuum over the tree removes every version dead to all
+ * transactions (xmax committed before the oldest snapshot, or an aborted
+ * insertion) and remembers its TID; then each index's bulk delete drops
+ * the entries pointing to those TIDs.  Removing the versions first is safe
+ * because row ids are not reused yet: an index scan reaching a removed
+ * version finds nothing there (and reports it dead, so the index can drop
+ * the entry itself).  When maintenance_work_mem fills with TIDs, the pass
+ * stops collecting, the indexes are cleaned, and another pass follows.
+ *
+ * relfrozenxid and relminmxid are advanced to the oldest transaction and
+ * MultiXact still stored in the table (never further): the pass reads
+ * every version anyway.  Versions are not frozen yet, so a table whose
+ * rows are never changed keeps its oldest xmin (README, limitations).
+ *
+ * Before a pass removes anything, a hot standby is told the horizon of
+ * what may be removed (OldestXmin - 1 bounds the xmax of every removed
+ * version), so standby queries that could still see them are cancelled.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/genam.h"
+#include "access/multixact.h"
+#include "access/transam.h"
+#include "access/xact.h"
+#include "am/table/fractam_table.h"
+#include "commands/progress.h"
+#include "commands/vacuum.h"
+#include "miscadmin.h"
+#include "pgstat.h"
+#include "storage/bufmgr.h"
+#include "storage/lmgr.h"
+#include "utils/memutils.h"
+
+typedef struct VacuumPassState
+{
+	TransactionId oldest_xmin;
+	VacDeadItems *dead;			/* TIDs removed in this pass */
+	bool		overflowed;		/* dead versions left for the next pass */
+	double		live;
+	double		removed;
+	double		recently_dead;
+	TransactionId min_xid;		/* oldest xid still stored */
+	MultiXactId min_multi;		/* oldest MultiXact still stored */
+} VacuumPassState;
+
+static void
+note_stored_xid(VacuumPassState *st, TransactionId xid)
+{
+	if (TransactionIdIsNormal(xid) &&
+		(!TransactionIdIsValid(st->min_xid) ||
+		 TransactionIdPrecedes(xid, st->min_xid)))
+		st->min_xid = xid;
+}
+
+/* ft_vacuum's callback: is this version to be removed? */
+static bool
+vacuum_version(const char *item, Size len, void *arg)
+{
+	VacuumPassState *st = (VacuumPassState *) arg;
+	HeapTupleHeader hdr = fractam_item_tuple(item);
+	TransactionId dead_after;
+	HTSV_Result res = fractam_tuple_htsv(hdr, &dead_after);
+
+	if (res == HEAPTUPLE_RECENTLY_DEAD &&
+		TransactionIdPrecedes(dead_after, st->oldest_xmin))
+		res = HEAPTUPLE_DEAD;
+	if (res == HEAPTUPLE_DEAD)
+	{
+		if (st->dead->num_items < st->dead->max_items)
+		{
+			fractam_rowid_tid(fractam_item_rowid(item),
+							  &st->dead->items[st->dead->num_items++]);
+			st->removed += 1;
+			return true;
+		}
+		st->overflowed = true;
+	}
+	else if (res == HEAPTUPLE_RECENTLY_DEAD)
+		st->recently_dead += 1;
+	else
+		st->live += 1;
+
+	/* what stays: its xids bound relfrozenxid, its multi relminmxid */
+	if (!HeapTupleHeaderXminFrozen(hdr))
+		note_stored_xid(st, HeapTupleHeaderGetRawXmin(hdr));
+	if (!(hdr->t_infomask & HEAP_XMAX_INVALID) &&
+		TransactionIdIsValid(HeapTupleHeaderGetRawXmax(hdr)))
+	{
+		if (hdr->t_infomask & HEAP_XMAX_IS_MULTI)
+		{
+			MultiXactId multi = HeapTupleHeaderGetRawXmax(hdr);
+
+			if (!MultiXactIdIsValid(st->min_multi) ||
+				MultiXactIdPrecedes(multi, st->min_multi))
+				st->min_multi = multi;
+		}
+		else
+			note_stored_xid(st, HeapTupleHeaderGetRawXmax(hdr));
+	}
+	return false;
+}
+
+static int
+tid_cmp(const void *a, const void *b)
+{
+	return ItemPointerCompare((ItemPointer) a, (ItemPointer) b);
+}
+
+/* index bulk delete callback: was this TID removed? (items are sorted) */
+static bool
+tid_removed(ItemPointer itemptr, void *state)
+{
+	VacDeadItems *dead = (VacDeadItems *) state;
+
+	return bsearch(itemptr, dead->items, dead->num_items,
+				   sizeof(ItemPointerData), tid_cmp) != NULL;
+}
+
+static void
+fill_vacuum_info(IndexVacuumInfo *ivinfo, Relation index, bool estimated,
+				 int elevel, double num_heap_tuples,
+				 BufferAccessStrategy bstrategy)
+{
+	ivinfo->index = index;
+	ivinfo->analyze_only = false;
+	ivinfo->report_progress = false;
+	ivinfo->estimated_count = estimated;
+	ivinfo->message_level = elevel;
+	ivinfo->num_heap_tuples = num_heap_tuples;
+	ivinfo->strategy = bstrategy;
+}
+
+/* A 32-bit xid near the present as a full one */
+static FullTransactionId
+full_xid(TransactionId xid)
+{
+	FullTransactionId next = ReadNextFullTransactionId();
+	uint32		epoch = EpochFromFullTransactionId(next);
+
+	if (xid > XidFromFullTransactionId(next))
+		epoch--;
+	return FullTransactionIdFromEpochAndXid(epoch, xid);
+}
+
+void
+fractam_relation_vacuum(Relation rel, struct VacuumParams *params,
+						BufferAccessStrategy bstrategy)
+{
+	int			elevel = (params->options & VACOPT_VERBOSE) ? INFO : DEBUG2;
+	TransactionId oldest_xmin;
+	MultiXactId oldest_mxact;
+	TransactionId freeze_limit;
+	MultiXactId multi_cutoff;
+	Relation   *indrels;
+	int			nindexes;
+	IndexBulkDeleteResult **istats;
+	VacuumPassState st;
+	FtTree		tree;
+	FtVacuumResult fres;
+	int			max_items;
+	int			passes = 0;
+	int			i;
+	bool		frozenxid_updated;
+	bool		minmulti_updated;
+	double		total_removed = 0;
+
+	pgstat_progress_start_command(PROGRESS_COMMAND_VACUUM,
+								  RelationGetRelid(rel));
+	vacuum_set_xid_limits(rel, params->freeze_min_age,
+						  params->freeze_table_age,
+						  params->multixact_freeze_min_age,
+						  params->multixact_freeze_table_age,
+						  &oldest_xmin, &oldest_mxact, &freeze_limit,
+						  &multi_cutoff);
+
+	vac_open_indexes(rel, RowExclusiveLock, &nindexes, &indrels);
+	istats = palloc0(sizeof(IndexBulkDeleteResult *) * Max(nindexes, 1));
+
+	max_items = (int) Min((Size) maintenance_work_mem * 1024L / sizeof(ItemPointerData),
+						  (Size) (MaxAllocSize - offsetof(VacDeadItems, items)) / sizeof(ItemPointerData));
+	max_items = Max(max_items, MaxHeapTuplesPerPage);
+
+	memset(&st, 0, sizeof(st));
+	st.oldest_xmin = oldest_xmin;
+	st.dead = palloc(vac_max_items_to_alloc_size(max_items));
+	st.dead->max_items = max_items;
+
+	fractam_table_tree(rel, &tree);
+	for (;;)
+	{
+		st.dead->num_items = 0;
+		st.overflowed = false;
+		st.live = st.removed = st.recently_dead = 0;
+		st.min_xid = InvalidTransactionId;
+		st.min_multi = InvalidMultiXactId;
+
+		pgstat_progress_update_param(PROGRESS_VACUUM_PHASE,
+									 PROGRESS_VACUUM_PHASE_SCAN_HEAP);
+		/* a standby must not answer from versions about to go */
+		if (TransactionIdIsNormal(oldest_xmin))
+		{
+			TransactionId horizon = oldest_xmin;
+
+			TransactionIdRetreat(horizon);
+			ft_log_removal_horizon(&tree, full_xid(horizon));
+		}
+		ft_vacuum(&tree, vacuum_version, &st, &fres);
+		passes++;
+		total_removed += st.removed;
+
+		if (st.dead->num_items > 0)
+		{
+			/* in row-id order already, unless leaves split under the pass */
+			qsort(st.dead->items, st.dead->num_items, sizeof(ItemPointerData),
+				  tid_cmp);
+			pgstat_progress_update_param(PROGRESS_VACUUM_PHASE,
+										 PROGRESS_VACUUM_PHASE_VACUUM_INDEX);
+			for (i = 0; i < nindexes; i++)
+			{
+				IndexVacuumInfo ivinfo;
+
+				fill_vacuum_info(&ivinfo, indrels[i], true, elevel,
+								 st.live + st.recently_dead, bstrategy);
+				istats[i] = index_bulk_delete(&ivinfo, istats[i], tid_removed,
+											  st.dead);
+			}
+		}
+		if (!st.overflowed)
+			break;
+	}
+
+	pgstat_progress_update_param(PROGRESS_VACUUM_PHASE,
+								 PROGRESS_VACUUM_PHASE_INDEX_CLEANUP);
+	for (i = 0; i < nindexes; i++)
+	{
+		IndexVacuumInfo ivinfo;
+
+		fill_vacuum_info(&ivinfo, indrels[i], false, elevel,
+						 st.live + st.recently_dead, bstrategy);
+		istats[i] = index_vacuum_cleanup(&ivinfo, istats[i]);
+		if (istats[i])
+		{
+			if (!istats[i]->estimated_count)
+				vac_update_relstats(indrels[i], istats[i]->num_pages,
+									istats[i]->num_index_tuples, 0, false,
+									InvalidTransactionId, InvalidMultiXactId,
+									NULL, NULL, false);
+			pfree(istats[i]);
+		}
+	}
+
+	/*
+	 * The last pass saw every version still stored (an overflowing pass is
+	 * always followed by another): nothing older than its minima remains,
+	 * and nothing a later transaction stores can be older than the cutoffs.
+	 */
+	if (!TransactionIdIsValid(st.min_xid) ||
+		TransactionIdPrecedes(oldest_xmin, st.min_xid))
+		st.min_xid = oldest_xmin;
+	if (!MultiXactIdIsValid(st.min_multi) ||
+		MultiXactIdPrecedes(oldest_mxact, st.min_multi))
+		st.min_multi = oldest_mxact;
+	vac_update_relstats(rel, RelationGetNumberOfBlocks(rel),
+						st.live + st.recently_dead, 0, nindexes > 0,
+						st.min_xid, st.min_multi,
+						&frozenxid_updated, &minmulti_updated, false);
+	pgstat_report_vacuum(RelationGetRelid(rel), rel->rd_rel->relisshared,
+						 (PgStat_Counter) st.live,
+						 (PgStat_Counter) st.recently_dead);
+
+	ereport(elevel,
+			(errmsg("table \"%s\": removed %.0f dead row versions in %d passes, %.0f live and %.0f recently dead remain",
+					RelationGetRelationName(rel), total_removed, passes,
+					st.live, st.recently_dead),
+			 errdetail("%u pages, %u pages freed by this VACUUM.",
+					   fres.num_pages, fres.pages_deleted)));
+
+	vac_close_indexes(nindexes, indrels, NoLock);
+	pfree(istats);
+	pfree(st.dead);
+	pgstat_progress_end_command();
+}

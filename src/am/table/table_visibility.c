@@ -1,0 +1,325 @@
+/*-------------------------------------------------------------------------
+ *
+ * table_visibility.c
+ *	  Which row versions a snapshot sees, without hint bits.
+ *
+ * Row versions carry heap's header, but readers never write shared pages
+ * (ARCHITECTURE §2.6), so nothing here sets a hint bit: the commit status
+ * of xmin and xmax comes from the snapshot, the proc array and the commit
+ * log every time (a leaf rewrite will later settle versions visible to
+ * all).  The rules are heap's (heapam_visibility.c), written for a header
+ * that may be a private copy.
+ *
+ * Row locks (table_lock.c) write a lock-only xmax: one transaction's xid,
+ * or a MultiXact of several lockers.  A lock-only xmax never deletes.
+ * Updates and deletes always wait for every other locker and replace the
+ * xmax with their own xid, so a MultiXact here is always lock-only; one
+ * that is not was not written by this build and is reported as corrupt.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/multixact.h"
+#include "access/subtrans.h"
+#include "access/transam.h"
+#include "access/xact.h"
+#include "am/table/fractam_table.h"
+#include "storage/procarray.h"
+#include "utils/combocid.h"
+#include "utils/snapmgr.h"
+
+/* xmin committed or frozen: decided without a lookup */
+static inline bool
+xmin_frozen(HeapTupleHeader tup)
+{
+	return HeapTupleHeaderXminFrozen(tup);
+}
+
+static void
+check_no_multi(HeapTupleHeader tup)
+{
+	if ((tup->t_infomask & HEAP_XMAX_IS_MULTI) &&
+		!HEAP_XMAX_IS_LOCKED_ONLY(tup->t_infomask))
+		ereport(ERROR,
+				(errcode(ERRCODE_DATA_CORRUPTED),
+				 errmsg_internal("fractam row version has an updating MultiXact, which this build does not write (infomask 0x%04x)",
+								 tup->t_infomask)));
+}
+
+/* no deleting xmax (none, or only a row lock) */
+static inline bool
+xmax_unset(HeapTupleHeader tup)
+{
+	if ((tup->t_infomask & HEAP_XMAX_INVALID) != 0 ||
+		!TransactionIdIsValid(HeapTupleHeaderGetRawXmax(tup)))
+		return true;
+	check_no_multi(tup);
+	return HEAP_XMAX_IS_LOCKED_ONLY(tup->t_infomask);
+}
+
+/* super-deleted speculative insertions have no xmin */
+static inline bool
+xmin_killed(HeapTupleHeader tup)
+{
+	return !xmin_frozen(tup) &&
+		!TransactionIdIsValid(HeapTupleHeaderGetRawXmin(tup));
+}
+
+static bool
+visible_mvcc(HeapTupleHeader tup, Snapshot snapshot)
+{
+	TransactionId xmin = HeapTupleHeaderGetRawXmin(tup);
+	TransactionId xmax;
+
+	if (xmin_killed(tup))
+		return false;
+	if (!xmin_frozen(tup))
+	{
+		if (TransactionIdIsCurrentTransactionId(xmin))
+		{
+			if (HeapTupleHeaderGetCmin(tup) >= snapshot->curcid)
+				return false;	/* inserted after the scan started */
+			if (xmax_unset(tup))
+				return true;
+			check_no_multi(tup);
+			if (!TransactionIdIsCurrentTransactionId(HeapTupleHeaderGetRawXmax(tup)))
+				return true;	/* deleting subtransaction aborted */
+			return HeapTupleHeaderGetCmax(tup) >= snapshot->curcid;
+		}
+		if (XidInMVCCSnapshot(xmin, snapshot))
+			return false;
+		if (!TransactionIdDidCommit(xmin))
+			return false;		/* aborted or crashed */
+	}
+
+	/* xmin is visible: is the deletion? */
+	if (xmax_unset(tup))
+		return true;
+	check_no_multi(tup);
+	xmax = HeapTupleHeaderGetRawXmax(tup);
+	if (TransactionIdIsCurrentTransactionId(xmax))
+		return HeapTupleHeaderGetCmax(tup) >= snapshot->curcid;
+	if (XidInMVCCSnapshot(xmax, snapshot))
+		return true;
+	return !TransactionIdDidCommit(xmax);
+}
+
+/*
+ * SnapshotSelf and SnapshotDirty: everything committed now, plus this
+ * transaction's own changes; Dirty also sees other transactions' changes
+ * in progress, and reports them in the snapshot (xmin, xmax,
+ * speculativeToken) so that the caller can wait for them.
+ */
+static bool
+visible_self_or_dirty(HeapTupleHeader tup, Snapshot snapshot, bool dirty)
+{
+	TransactionId xmin = HeapTupleHeaderGetRawXmin(tup);
+	TransactionId xmax;
+
+	if (dirty)
+	{
+		snapshot->xmin = snapshot->xmax = InvalidTransactionId;
+		snapshot->speculativeToken = 0;
+	}
+	if (xmin_killed(tup))
+		return false;
+	if (!xmin_frozen(tup))
+	{
+		if (TransactionIdIsCurrentTransactionId(xmin))
+		{
+			if (xmax_unset(tup))
+				return true;
+			check_no_multi(tup);
+			if (!TransactionIdIsCurrentTransactionId(HeapTupleHeaderGetRawXmax(tup)))
+				return true;	/* deleting subtransaction aborted */
+			return false;
+		}
+		if (TransactionIdIsInProgress(xmin))
+		{
+			if (!dirty)
+				return false;
+			if (HeapTupleHeaderIsSpeculative(tup))
+				snapshot->speculativeToken =
+					HeapTupleHeaderGetSpeculativeToken(tup);
+			snapshot->xmin = xmin;
+			return true;
+		}
+		if (!TransactionIdDidCommit(xmin))
+			return false;
+	}
+
+	if (xmax_unset(tup))
+		return true;
+	check_no_multi(tup);
+	xmax = HeapTupleHeaderGetRawXmax(tup);
+	if (TransactionIdIsCurrentTransactionId(xmax))
+		return false;
+	if (TransactionIdIsInProgress(xmax))
+	{
+		if (dirty)
+			snapshot->xmax = xmax;
+		return true;
+	}
+	return !TransactionIdDidCommit(xmax);
+}
+
+/* SnapshotToast: TOAST rows are never updated; only aborted inserts hide */
+static bool
+visible_toast(HeapTupleHeader tup)
+{
+	return !xmin_killed(tup);
+}
+
+bool
+fractam_tuple_visible(HeapTupleHeader tup, Snapshot snapshot)
+{
+	switch (snapshot->snapshot_type)
+	{
+		case SNAPSHOT_MVCC:
+			return visible_mvcc(tup, snapshot);
+		case SNAPSHOT_SELF:
+			return visible_self_or_dirty(tup, snapshot, false);
+		case SNAPSHOT_DIRTY:
+			return visible_self_or_dirty(tup, snapshot, true);
+		case SNAPSHOT_ANY:
+			return true;
+		case SNAPSHOT_TOAST:
+			return visible_toast(tup);
+		case SNAPSHOT_NON_VACUUMABLE:
+			{
+				TransactionId dead_after = InvalidTransactionId;
+				HTSV_Result res = fractam_tuple_htsv(tup, &dead_after);
+
+				if (res == HEAPTUPLE_RECENTLY_DEAD &&
+					GlobalVisTestIsRemovableXid(snapshot->vistest, dead_after))
+					res = HEAPTUPLE_DEAD;
+				return res != HEAPTUPLE_DEAD;
+			}
+		case SNAPSHOT_HISTORIC_MVCC:
+			ereport(ERROR,
+					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+					 errmsg("logical decoding of fractam tables is not supported yet")));
+	}
+	return false;				/* keep compiler quiet */
+}
+
+/*
+ * Heap's HeapTupleSatisfiesVacuumHorizon: the state of a version for
+ * VACUUM, ANALYZE and index builds.  For RECENTLY_DEAD, *dead_after is the
+ * xid whose horizon decides when it becomes DEAD.
+ */
+HTSV_Result
+fractam_tuple_htsv(HeapTupleHeader tup, TransactionId *dead_after)
+{
+	TransactionId xmin = HeapTupleHeaderGetRawXmin(tup);
+	TransactionId xmax;
+
+	*dead_after = InvalidTransactionId;
+	if (xmin_killed(tup))
+		return HEAPTUPLE_DEAD;
+	if (!xmin_frozen(tup))
+	{
+		if (TransactionIdIsCurrentTransactionId(xmin))
+		{
+			if (xmax_unset(tup))
+				return HEAPTUPLE_INSERT_IN_PROGRESS;
+			check_no_multi(tup);
+			if (TransactionIdIsCurrentTransactionId(HeapTupleHeaderGetRawXmax(tup)))
+				return HEAPTUPLE_DELETE_IN_PROGRESS;
+			return HEAPTUPLE_INSERT_IN_PROGRESS;	/* deleter aborted */
+		}
+		if (TransactionIdIsInProgress(xmin))
+			return HEAPTUPLE_INSERT_IN_PROGRESS;
+		if (!TransactionIdDidCommit(xmin))
+			return HEAPTUPLE_DEAD;	/* aborted or crashed */
+	}
+	if (xmax_unset(tup))
+		return HEAPTUPLE_LIVE;
+	check_no_multi(tup);
+	xmax = HeapTupleHeaderGetRawXmax(tup);
+	if (TransactionIdIsCurrentTransactionId(xmax) ||
+		TransactionIdIsInProgress(xmax))
+		return HEAPTUPLE_DELETE_IN_PROGRESS;
+	if (!TransactionIdDidCommit(xmax))
+		return HEAPTUPLE_LIVE;	/* deleter aborted */
+	*dead_after = xmax;
+	return HEAPTUPLE_RECENTLY_DEAD;
+}
+
+/* Is the version dead to every transaction (index entries may go)? */
+bool
+fractam_tuple_surely_dead(HeapTupleHeader tup, GlobalVisState *vistest)
+{
+	TransactionId dead_after;
+	HTSV_Result res = fractam_tuple_htsv(tup, &dead_after);
+
+	if (res == HEAPTUPLE_DEAD)
+		return true;
+	return res == HEAPTUPLE_RECENTLY_DEAD &&
+		GlobalVisTestIsRemovableXid(vistest, dead_after);
+}
+
+/*
+ * Heap's HeapTupleSatisfiesUpdate: may this transaction (command curcid)
+ * update or delete the version whose TID is self?  TM_BeingModified means another
+ * transaction's change is in progress (its xid is the raw xmax).
+ */
+TM_Result
+fractam_tuple_satisfies_update(HeapTupleHeader tup, ItemPointer self,
+							   CommandId curcid)
+{
+	TransactionId xmin = HeapTupleHeaderGetRawXmin(tup);
+	TransactionId xmax;
+
+	if (xmin_killed(tup))
+		return TM_Invisible;
+	if (!xmin_frozen(tup))
+	{
+		if (TransactionIdIsCurrentTransactionId(xmin))
+		{
+			if (HeapTupleHeaderGetCmin(tup) >= curcid)
+				return TM_Invisible;	/* inserted after the scan started */
+			if (xmax_unset(tup))
+				return TM_Ok;
+			check_no_multi(tup);
+			if (!TransactionIdIsCurrentTransactionId(HeapTupleHeaderGetRawXmax(tup)))
+				return TM_Ok;	/* deleting subtransaction aborted */
+			return HeapTupleHeaderGetCmax(tup) >= curcid ?
+				TM_SelfModified : TM_Invisible;
+		}
+		if (TransactionIdIsInProgress(xmin))
+			return TM_Invisible;
+		if (!TransactionIdDidCommit(xmin))
+			return TM_Invisible;
+	}
+	if ((tup->t_infomask & HEAP_XMAX_INVALID) != 0 ||
+		!TransactionIdIsValid(HeapTupleHeaderGetRawXmax(tup)))
+		return TM_Ok;
+	check_no_multi(tup);
+	xmax = HeapTupleHeaderGetRawXmax(tup);
+	if (HEAP_XMAX_IS_LOCKED_ONLY(tup->t_infomask))
+	{
+		/*
+		 * A row lock: in the way only while a locker runs.  The caller
+		 * decides whether it conflicts (a MultiXact may hold only this
+		 * transaction, or lockers of compatible strength).
+		 */
+		if (tup->t_infomask & HEAP_XMAX_IS_MULTI)
+			return MultiXactIdIsRunning(xmax, true) ? TM_BeingModified : TM_Ok;
+		if (TransactionIdIsCurrentTransactionId(xmax))
+			return TM_BeingModified;
+		if (TransactionIdIsInProgress(xmax))
+			return TM_BeingModified;
+		return TM_Ok;
+	}
+	if (TransactionIdIsCurrentTransactionId(xmax))
+		return HeapTupleHeaderGetCmax(tup) >= curcid ?
+			TM_SelfModified : TM_Invisible;
+	if (TransactionIdIsInProgress(xmax))
+		return TM_BeingModified;
+	if (!TransactionIdDidCommit(xmax))
+		return TM_Ok;			/* deleter aborted */
+	/* an update links to the next version (or to a moved partition) */
+	return ItemPointerEquals(self, &tup->t_ctid) ? TM_Deleted : TM_Updated;
+}
