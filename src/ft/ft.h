@@ -77,10 +77,16 @@ typedef struct FtTree
 								 * most FT_MAX_ITEM_SIZE); 0 = unknown */
 	FtSharedPrefixFn sharedcols;	/* or NULL: for placing leaf splits
 									 * (ft_flush.c append_cut) */
+	Size		keyprefix;		/* 0: high keys and pivots are whole items;
+								 * else the first keyprefix bytes of an
+								 * item, which alone decide its order (a
+								 * table's row id) */
 } FtTree;
 
-/* Largest item the tree accepts (also bounds pivots and messages) */
+/* Largest item a tree accepts (also bounds pivots and messages) */
 extern Size ft_max_item_size(void);
+/* ... and this tree: larger for unbuffered trees with short keys */
+extern Size ft_tree_max_item_size(FtTree *tree);
 
 /* Statistics gathered by ft_collect_stats */
 typedef struct FtStats

@@ -20,8 +20,6 @@
 #include "utils/rel.h"
 #include "wal/ft_xlog.h"
 
-#define FT_LEAF_CAPACITY \
-	(BLCKSZ - SizeOfPageHeaderData - MAXALIGN(sizeof(FtPageOpaqueData)))
 #define FT_MAX_BUILD_LEVELS 16
 
 typedef struct BuildLevel
@@ -233,12 +231,13 @@ ft_build_add(FtBuildState state, const char *item, Size len)
 	if (level_full(state, 0, len))
 	{
 		Buffer		next = ft_newbuf(state->tree);
-		char	   *sep = copy_key(state->cxt, item, len);
+		Size		seplen = ft_key_len(state->tree, len);
+		char	   *sep = copy_key(state->cxt, item, seplen);
 
-		finish_page(state, 0, sep, len, BufferGetBlockNumber(next), false);
+		finish_page(state, 0, sep, seplen, BufferGetBlockNumber(next), false);
 		level_start(state, 0, next);
 		lv->lowkey = sep;
-		lv->lowkeylen = len;
+		lv->lowkeylen = seplen;
 	}
 	if (lv->n >= FT_MAX_ITEMS_PER_PAGE)
 		elog(ERROR, "fractam: too many items on a leaf page");

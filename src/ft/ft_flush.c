@@ -28,9 +28,6 @@
 /* Most leaves read ahead for one move (see ft_prefetch_move_leaves) */
 #define FT_MAX_PREFETCH_LEAVES 4
 
-/* usable bytes for items on a leaf page */
-#define FT_LEAF_CAPACITY \
-	(BLCKSZ - SizeOfPageHeaderData - MAXALIGN(sizeof(FtPageOpaqueData)))
 
 /*
  * The bytes of each child's slice of messages (bytes[ft_nchildren]).  It
@@ -236,7 +233,8 @@ cut_pages(FtTree *tree, char **items, Size *lens, int nitems,
 		Size		sp = ft_item_space(lens[i]);
 
 		/* room this page must keep for its high key (the next item) */
-		Size		hk = (i + 1 < nitems) ? ft_item_space(lens[i + 1]) : last_hikey_space;
+		Size		hk = (i + 1 < nitems) ?
+			ft_item_space(ft_key_len(tree, lens[i + 1])) : last_hikey_space;
 		/* once the rest fits on this page, it all goes here */
 		bool		rest_fits = (used + remaining + last_hikey_space <= FT_LEAF_CAPACITY);
 
@@ -445,7 +443,7 @@ ft_flush_child(FtTree *tree, Buffer bbuf, int childidx, Buffer lbuf,
 	for (p = 1; p < npages; p++)
 	{
 		const char *key = items[starts[p]];
-		Size		keylen = lens[starts[p]];
+		Size		keylen = ft_key_len(tree, lens[starts[p]]);
 		FtPivotHeader *ph;
 
 		pivotlens[p - 1] = FT_PIVOT_HDRSZ + keylen;

@@ -32,15 +32,29 @@ ft_max_item_size(void)
 	return FT_MAX_ITEM_SIZE;
 }
 
+/*
+ * A tree whose items are all in leaves (no buffering) and whose high keys
+ * and pivots are short key prefixes needs only that one item and a high
+ * key fit on a leaf: a split can always put the item on a page of its own.
+ */
+Size
+ft_tree_max_item_size(FtTree *tree)
+{
+	if (tree->keyprefix > 0 && !tree->buffering)
+		return MAXALIGN_DOWN(FT_LEAF_CAPACITY - sizeof(ItemIdData) -
+							 ft_item_space(tree->keyprefix));
+	return FT_MAX_ITEM_SIZE;
+}
+
 void
 ft_check_item_size(FtTree *tree, Size len)
 {
-	if (len > FT_MAX_ITEM_SIZE)
+	if (len > ft_tree_max_item_size(tree))
 		ereport(ERROR,
 				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
 				 errmsg("%s row size %zu exceeds fractam maximum %zu for %s \"%s\"",
 						ft_relkind_name(tree->rel),
-						len, (Size) FT_MAX_ITEM_SIZE,
+						len, ft_tree_max_item_size(tree),
 						ft_relkind_name(tree->rel), RelationGetRelationName(tree->rel)),
 				 ft_relation_is_index(tree->rel) ?
 				 errhint("Values larger than 1/3 of a buffer page cannot be indexed.") : 0));

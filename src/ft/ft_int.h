@@ -22,7 +22,8 @@
 /* Room a level-2 buffer node keeps for one more pivot (see ft_split.c) */
 #define FT_PIVOT_ROOM(tree) \
 	(MAXALIGN(MAXALIGN(sizeof(uint64)) + \
-			  ((tree)->max_item_size > 0 ? (tree)->max_item_size : FT_MAX_ITEM_SIZE)) + \
+			  ((tree)->keyprefix > 0 ? (tree)->keyprefix : \
+			   (tree)->max_item_size > 0 ? (tree)->max_item_size : FT_MAX_ITEM_SIZE)) + \
 	 sizeof(ItemIdData))
 
 /*
@@ -46,6 +47,17 @@ static inline int
 ft_corrupted_errcode(Relation rel)
 {
 	return ft_relation_is_index(rel) ? ERRCODE_INDEX_CORRUPTED : ERRCODE_DATA_CORRUPTED;
+}
+
+/* usable bytes for items on a leaf page */
+#define FT_LEAF_CAPACITY \
+	(BLCKSZ - SizeOfPageHeaderData - MAXALIGN(sizeof(FtPageOpaqueData)))
+
+/* The length of an item's key, as high keys and pivots store it */
+static inline Size
+ft_key_len(FtTree *tree, Size itemlen)
+{
+	return tree->keyprefix > 0 ? Min(tree->keyprefix, itemlen) : itemlen;
 }
 
 /* Reserve kept free on internal pages for one more pivot */

@@ -266,7 +266,8 @@ split_internal(FtTree *tree, Buffer pbuf, int childidx, Buffer cbuf,
  * level 2, a routing node above).
  */
 static void
-split_root(FtTree *tree, Buffer metabuf, Buffer rootbuf)
+split_root(FtTree *tree, Buffer metabuf, Buffer rootbuf, const char *key,
+		   Size keylen)
 {
 	Page		rpage = BufferGetPage(rootbuf);
 	FtPageOpaque ropaque = FtPageGetOpaque(rpage);
@@ -308,18 +309,41 @@ split_root(FtTree *tree, Buffer metabuf, Buffer rootbuf)
 			total += ft_item_space(lens[n]);
 			n++;
 		}
-		if (n < 2)
-			elog(ERROR, "fractam: cannot split a root leaf with %d items", n);
-		for (splitoff = 0; splitoff < n - 1; splitoff++)
+		if (n == 1 && key != NULL && keylen > 0 && ft_tree_max_item_size(tree) > FT_MAX_ITEM_SIZE)
 		{
-			acc += ft_item_space(lens[splitoff]);
-			if (acc >= total * tree->fillfactor / 100 ||
-				acc >= total / 2)
-				break;
+			/*
+			 * One item too large to share the page with the one to insert
+			 * (trees with large items only): the item on one side, the new
+			 * one's side empty, the larger key separating them.
+			 */
+			if (ft_cmp(tree, key, keylen, items[0], lens[0]) > 0)
+			{
+				splitoff = 1;
+				sep = (char *) key;
+				seplen = ft_key_len(tree, keylen);
+			}
+			else
+			{
+				splitoff = 0;
+				sep = items[0];
+				seplen = ft_key_len(tree, lens[0]);
+			}
 		}
-		splitoff = Max(1, Min(splitoff + 1, n - 1));
-		sep = items[splitoff];
-		seplen = lens[splitoff];
+		else
+		{
+			if (n < 2)
+				elog(ERROR, "fractam: cannot split a root leaf with %d items", n);
+			for (splitoff = 0; splitoff < n - 1; splitoff++)
+			{
+				acc += ft_item_space(lens[splitoff]);
+				if (acc >= total * tree->fillfactor / 100 ||
+					acc >= total / 2)
+					break;
+			}
+			splitoff = Max(1, Min(splitoff + 1, n - 1));
+			sep = items[splitoff];
+			seplen = ft_key_len(tree, lens[splitoff]);
+		}
 
 		t.ft_right = BufferGetBlockNumber(rightbuf);
 		t.ft_nsplits++;
@@ -442,7 +466,7 @@ ft_make_room(FtTree *tree, const char *key, Size len, int force_level)
 		(level == 2 && FtPageGetOpaque(BufferGetPage(buf))->ft_nchildren >= 2 &&
 		 !make_pivot_room(tree, buf)))
 	{
-		split_root(tree, metabuf, buf);
+		split_root(tree, metabuf, buf, key, len);
 		UnlockReleaseBuffer(buf);
 		UnlockReleaseBuffer(metabuf);
 		return;

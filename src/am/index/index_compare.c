@@ -149,6 +149,8 @@ fractam_index_tree(Relation index, FtTree *tree)
 {
 	FractamOptions *opts = (FractamOptions *) index->rd_options;
 
+	/* every field not set here (keyprefix, ...) is off */
+	memset(tree, 0, sizeof(FtTree));
 	tree->rel = index;
 	tree->cmp = fractam_compare_items;
 	tree->cmp_arg = fractam_index_state(index);
