@@ -23,14 +23,14 @@ CREATE ACCESS METHOD fractam TYPE TABLE HANDLER fractam_table_handler;
 COMMENT ON ACCESS METHOD fractam IS
   'buffered fractal tree (B-epsilon tree) table; CREATE TABLE ... USING fractam';
 
-CREATE FUNCTION fractam_verify(index regclass)
+CREATE FUNCTION fractam_verify(rel regclass)
 RETURNS void
 AS 'MODULE_PATHNAME', 'fractam_verify'
 LANGUAGE C STRICT PARALLEL RESTRICTED;
 COMMENT ON FUNCTION fractam_verify(regclass) IS
-  'check every invariant of a fractam index; raises an error naming the first broken one';
+  'check every invariant of a fractam index or table; raises an error naming the first broken one';
 
-CREATE FUNCTION fractam_stats(index regclass,
+CREATE FUNCTION fractam_stats(rel regclass,
   OUT height int,
   OUT leaf_pages bigint,
   OUT buffer_pages bigint,
@@ -50,7 +50,7 @@ RETURNS record
 AS 'MODULE_PATHNAME', 'fractam_stats'
 LANGUAGE C STRICT PARALLEL RESTRICTED;
 COMMENT ON FUNCTION fractam_stats(regclass) IS
-  'shape and activity counters of a fractam index';
+  'shape and activity counters of a fractam index or table';
 
 CREATE FUNCTION fractam_routing_cache_stats(
   OUT cached_pages bigint,

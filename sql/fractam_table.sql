@@ -250,14 +250,61 @@ FETCH BACKWARD 2 FROM c;
 FETCH ABSOLUTE 5 FROM c;
 COMMIT;
 
--- what is not supported yet says so
-SELECT count(*) FROM ft TABLESAMPLE SYSTEM (10);
-VACUUM FULL ft;
-CLUSTER ft USING ft_btree;
-CREATE INDEX CONCURRENTLY ft_cic ON ft (v);
-DROP INDEX ft_cic;
-CREATE INDEX ft_brin ON ft USING brin (id);
+-- VACUUM FULL and CLUSTER rewrite into a new file, row ids from 0; update
+-- chains, TOAST values and every index survive
+CREATE TABLE frw (id int, t text) USING fractam;
+CREATE INDEX frw_id ON frw (id DESC);
+CREATE INDEX frw_t ON frw USING fractam (t);
+INSERT INTO frw SELECT g, md5(g::text) FROM generate_series(1, 3000) g;
+INSERT INTO frw VALUES (5002, repeat('toast', 3000));
+DELETE FROM frw WHERE id % 3 = 0;
+UPDATE frw SET t = 'u' || id WHERE id % 5 = 0;
+SELECT count(*) AS n, sum(id) AS s, count(DISTINCT t) AS d FROM frw \gset before_
+SELECT relfilenode AS before_file FROM pg_class WHERE relname = 'frw' \gset
+VACUUM FULL frw;
+SELECT relfilenode <> :before_file AS new_file FROM pg_class WHERE relname = 'frw';
+SELECT count(*) = :before_n AND sum(id) = :before_s AND count(DISTINCT t) = :before_d AS same_rows FROM frw;
+SELECT ctid, id FROM frw ORDER BY ctid LIMIT 3;
+SELECT length(t) FROM frw WHERE id = 5002;
+CLUSTER frw USING frw_id;
+SELECT ctid, id FROM frw ORDER BY ctid LIMIT 3;
+SET enable_seqscan = off;
+SELECT count(*) = :before_n AS same_rows FROM frw WHERE id > 0;
+SELECT t FROM frw WHERE t = 'u10';
+RESET enable_seqscan;
+SELECT fractam_verify('frw'), fractam_verify('frw_t');
+
+-- CREATE INDEX CONCURRENTLY and REINDEX CONCURRENTLY
+CREATE INDEX CONCURRENTLY frw_cic ON frw (t);
+CREATE UNIQUE INDEX CONCURRENTLY frw_cic_u ON frw USING fractam (id);
+REINDEX INDEX CONCURRENTLY frw_id;
+SELECT indexrelid::regclass, indisvalid FROM pg_index
+  WHERE indrelid = 'frw'::regclass ORDER BY 1::text;
+SET enable_seqscan = off;
+SELECT count(*) FROM frw WHERE t LIKE 'u%';
+SELECT id FROM frw WHERE id = 10;
+RESET enable_seqscan;
+INSERT INTO frw VALUES (10, 'dup');
+
+-- TID range scans, TABLESAMPLE and BRIN work on pseudo-blocks of row ids
+CREATE TABLE fps (id int, t text) USING fractam;
+INSERT INTO fps SELECT g, md5(g::text) FROM generate_series(1, 2000) g;
+EXPLAIN (COSTS OFF) SELECT ctid, id FROM fps WHERE ctid > '(5,288)' AND ctid <= '(6,2)';
+SELECT ctid, id FROM fps WHERE ctid > '(5,288)' AND ctid <= '(6,2)';
+SELECT count(*) FROM fps WHERE ctid < '(1,0)';
+SELECT count(*) FROM fps WHERE ctid >= '(6,0)';
+SELECT count(*) FROM fps TABLESAMPLE SYSTEM (100);
+SELECT count(*) FROM fps TABLESAMPLE BERNOULLI (0);
+SELECT count(*) BETWEEN 100 AND 300 AS bernoulli_ok FROM fps TABLESAMPLE BERNOULLI (10) REPEATABLE (1);
+CREATE INDEX fps_brin ON fps USING brin (id) WITH (pages_per_range = 2);
+SET enable_seqscan = off;
+EXPLAIN (COSTS OFF) SELECT count(*) FROM fps WHERE id BETWEEN 100 AND 700;
+SELECT count(*) FROM fps WHERE id BETWEEN 100 AND 700;
+INSERT INTO fps SELECT g, 'x' FROM generate_series(2001, 5000) g;
+SELECT brin_summarize_new_values('fps_brin') > 0 AS summarized;
+SELECT count(*) FROM fps WHERE id BETWEEN 1900 AND 4000;
+RESET enable_seqscan;
 
 DROP TABLE ft, hp, fu, fu2, fchild, hchild, ftoast, fv, fdef, fctas, fselinto,
-  fcopy, fpart, ftemp, funlogged, fsc;
+  fcopy, fpart, ftemp, funlogged, fsc, frw, fps;
 DROP FUNCTION trg_upper();

@@ -13,11 +13,13 @@
 #include "access/table.h"
 #include "access/xlog.h"
 #include "am/index/fractam_index.h"
+#include "am/table/fractam_table.h"
 #include "catalog/index.h"
 #include "funcapi.h"
 #include "miscadmin.h"
 #include "storage/lmgr.h"
 #include "utils/builtins.h"
+#include "utils/lsyscache.h"
 #include "utils/rel.h"
 
 PG_FUNCTION_INFO_V1(fractam_verify);
@@ -62,6 +64,41 @@ close_fractam_index(Relation index, LOCKMODE lockmode)
 	UnlockRelationOid(heapoid, lockmode);
 }
 
+/* A fractam index or table, and its tree */
+static Relation
+open_fractam_relation(Oid relid, LOCKMODE lockmode, FtTree *tree)
+{
+	Relation	rel;
+
+	if (get_rel_relkind(relid) == RELKIND_INDEX)
+	{
+		rel = open_fractam_index(relid, lockmode);
+		fractam_index_tree(rel, tree);
+		return rel;
+	}
+	rel = relation_open(relid, lockmode);
+	if (!fractam_is_table(rel))
+		ereport(ERROR,
+				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
+				 errmsg("\"%s\" is not a fractam table or index",
+						RelationGetRelationName(rel))));
+	if (RELATION_IS_OTHER_TEMP(rel))
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("cannot access temporary tables of other sessions")));
+	fractam_table_tree(rel, tree);
+	return rel;
+}
+
+static void
+close_fractam_relation(Relation rel, LOCKMODE lockmode)
+{
+	if (rel->rd_rel->relkind == RELKIND_INDEX)
+		close_fractam_index(rel, lockmode);
+	else
+		relation_close(rel, lockmode);
+}
+
 /*
  * Check every invariant of the tree; ERROR naming the first broken one.
  * ShareLock keeps writers out, so the whole tree is one consistent state.
@@ -77,12 +114,11 @@ fractam_verify(PG_FUNCTION_ARGS)
 	 * index, e.g. once the standby has caught up).
 	 */
 	LOCKMODE	lockmode = RecoveryInProgress() ? AccessShareLock : ShareLock;
-	Relation	index = open_fractam_index(indexoid, lockmode);
 	FtTree		tree;
+	Relation	rel = open_fractam_relation(indexoid, lockmode, &tree);
 
-	fractam_index_tree(index, &tree);
 	ft_verify(&tree);
-	close_fractam_index(index, lockmode);
+	close_fractam_relation(rel, lockmode);
 	PG_RETURN_VOID();
 }
 
@@ -101,15 +137,14 @@ Datum
 fractam_stats(PG_FUNCTION_ARGS)
 {
 	Oid			indexoid = PG_GETARG_OID(0);
-	Relation	index = open_fractam_index(indexoid, AccessShareLock);
 	FtTree		tree;
+	Relation	rel = open_fractam_relation(indexoid, AccessShareLock, &tree);
 	FtStats		st;
 	Datum		values[15];
 	bool		nulls[15] = {0};
 
-	fractam_index_tree(index, &tree);
 	ft_collect_stats(&tree, &st);
-	close_fractam_index(index, AccessShareLock);
+	close_fractam_relation(rel, AccessShareLock);
 
 	values[0] = Int32GetDatum(st.height);
 	values[1] = Int64GetDatum(st.leaf_pages);

@@ -129,6 +129,8 @@ extern void fractam_relation_estimate_size(Relation rel, int32 *attr_widths,
 extern bool fractam_tuple_visible(HeapTupleHeader tup, Snapshot snapshot);
 extern HTSV_Result fractam_tuple_htsv(HeapTupleHeader tup,
 									  TransactionId *dead_after);
+extern void fractam_check_serializable_out(Relation rel, HeapTupleHeader tup,
+										   bool visible, Snapshot snapshot);
 extern bool fractam_tuple_surely_dead(HeapTupleHeader tup,
 									  GlobalVisState *vistest);
 extern TM_Result fractam_tuple_satisfies_update(HeapTupleHeader tup,
@@ -148,6 +150,13 @@ extern void fractam_scan_rescan(TableScanDesc scan, struct ScanKeyData *key,
 extern bool fractam_scan_getnextslot(TableScanDesc scan,
 									 ScanDirection direction,
 									 TupleTableSlot *slot);
+extern void fractam_scan_set_rowid_range(TableScanDesc scan, FtRowId lo,
+										 FtRowId hi);
+extern void fractam_scan_set_tidrange(TableScanDesc scan, ItemPointer mintid,
+									  ItemPointer maxtid);
+extern bool fractam_scan_getnextslot_tidrange(TableScanDesc scan,
+											  ScanDirection direction,
+											  TupleTableSlot *slot);
 extern Size fractam_parallelscan_initialize(Relation rel,
 											ParallelTableScanDesc pscan);
 extern struct IndexFetchTableData *fractam_index_fetch_begin(Relation rel);

@@ -7,12 +7,15 @@
  */
 #include "postgres.h"
 
+#include "access/genam.h"
+#include "access/heaptoast.h"
+#include "access/multixact.h"
 #include "access/relscan.h"
 #include "access/xact.h"
 #include "am/table/fractam_table.h"
 #include "catalog/index.h"
-#include "catalog/pg_am.h"
 #include "executor/executor.h"
+#include "utils/tuplesort.h"
 #include "miscadmin.h"
 #include "utils/snapmgr.h"
 
@@ -41,17 +44,7 @@ fractam_index_build_range_scan(Relation table_rel, Relation index_rel,
 	FtRowId		hi = numblocks == InvalidBlockNumber ? PG_UINT64_MAX :
 		((FtRowId) start_blockno + numblocks) * FRACTAM_ROWS_PER_BLOCK;
 
-	if (index_info->ii_Concurrent)
-		ereport(ERROR,
-				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-				 errmsg("CREATE INDEX CONCURRENTLY is not supported on fractam tables yet"),
-				 errhint("Use CREATE INDEX without CONCURRENTLY, then drop the invalid index \"%s\".",
-						 RelationGetRelationName(index_rel))));
-	if (index_rel->rd_rel->relam == BRIN_AM_OID)
-		ereport(ERROR,
-				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-				 errmsg("BRIN indexes are not supported on fractam tables"),
-				 errdetail("BRIN summarizes ranges of TID blocks, which in a fractam table are ranges of row ids, not pages.")));
+	Snapshot	snapshot = NULL;
 
 	estate = CreateExecutorState();
 	econtext = GetPerTupleExprContext(estate);
@@ -60,8 +53,21 @@ fractam_index_build_range_scan(Relation table_rel, Relation index_rel,
 	predicate = ExecPrepareQual(index_info->ii_Predicate, estate);
 
 	if (scan == NULL)
-		scan = table_beginscan_strat(table_rel, SnapshotAny, 0, NULL, true,
-									 false);
+	{
+		/*
+		 * CREATE INDEX CONCURRENTLY's first phase indexes what a fresh
+		 * snapshot sees (validate_index adds the rest); otherwise every
+		 * version that is not dead to everyone.
+		 */
+		if (index_info->ii_Concurrent)
+			snapshot = RegisterSnapshot(GetTransactionSnapshot());
+		scan = table_beginscan_strat(table_rel,
+									 snapshot ? snapshot : SnapshotAny,
+									 0, NULL, true, false);
+		/* a range of TID blocks (BRIN summarizes one at a time) */
+		if (lo > 0 || hi < PG_UINT64_MAX)
+			fractam_scan_set_rowid_range(scan, lo, hi - 1);
+	}
 	else
 		Assert(scan->rs_snapshot == SnapshotAny ||
 			   IsMVCCSnapshot(scan->rs_snapshot));
@@ -107,6 +113,8 @@ fractam_index_build_range_scan(Relation table_rel, Relation index_rel,
 	}
 
 	table_endscan(scan);
+	if (snapshot)
+		UnregisterSnapshot(snapshot);
 	ExecDropSingleTupleTableSlot(slot);
 	FreeExecutorState(estate);
 	index_info->ii_ExpressionsState = NIL;
@@ -114,16 +122,220 @@ fractam_index_build_range_scan(Relation table_rel, Relation index_rel,
 	return reltuples;
 }
 
+/*
+ * CREATE INDEX CONCURRENTLY's validation: every version the reference
+ * snapshot sees whose TID the index does not have yet (state->tuplesort
+ * holds the index's TIDs, sorted) is inserted.  Sequential scans return
+ * versions in row-id order, which is TID order, so the two merge.
+ */
 void
 fractam_index_validate_scan(Relation table_rel, Relation index_rel,
 							IndexInfo *index_info, Snapshot snapshot,
 							struct ValidateIndexState *state)
 {
-	ereport(ERROR,
-			(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-			 errmsg("CREATE INDEX CONCURRENTLY is not supported on fractam tables yet")));
+	EState	   *estate = CreateExecutorState();
+	ExprContext *econtext = GetPerTupleExprContext(estate);
+	ExprState  *predicate;
+	TupleTableSlot *slot = table_slot_create(table_rel, NULL);
+	TableScanDesc scan;
+	Datum		values[INDEX_MAX_KEYS];
+	bool		isnull[INDEX_MAX_KEYS];
+	ItemPointerData indexcursor;
+	bool		tuplesort_empty = false;
+
+	econtext->ecxt_scantuple = slot;
+	predicate = ExecPrepareQual(index_info->ii_Predicate, estate);
+	ItemPointerSetInvalid(&indexcursor);
+
+	scan = table_beginscan_strat(table_rel, snapshot, 0, NULL, true, false);
+	while (table_scan_getnextslot(scan, ForwardScanDirection, slot))
+	{
+		ItemPointer tid = &slot->tts_tid;
+
+		CHECK_FOR_INTERRUPTS();
+		state->htups += 1;
+
+		/* advance the index's TIDs up to this one */
+		while (!tuplesort_empty &&
+			   (!ItemPointerIsValid(&indexcursor) ||
+				ItemPointerCompare(&indexcursor, tid) < 0))
+		{
+			Datum		ts_val;
+			bool		ts_isnull;
+
+			tuplesort_empty = !tuplesort_getdatum(state->tuplesort, true,
+												  &ts_val, &ts_isnull, NULL);
+			Assert(tuplesort_empty || !ts_isnull);
+			if (!tuplesort_empty)
+			{
+				itemptr_decode(&indexcursor, DatumGetInt64(ts_val));
+				state->itups += 1;
+			}
+		}
+		if (!tuplesort_empty && ItemPointerEquals(&indexcursor, tid))
+			continue;			/* the index has it */
+
+		MemoryContextReset(econtext->ecxt_per_tuple_memory);
+		if (predicate != NULL && !ExecQual(predicate, econtext))
+			continue;
+		FormIndexDatum(index_info, slot, estate, values, isnull);
+		index_insert(index_rel, values, isnull, tid, table_rel,
+					 index_info->ii_Unique ? UNIQUE_CHECK_YES : UNIQUE_CHECK_NO,
+					 false, index_info);
+		state->tups_inserted += 1;
+	}
+	table_endscan(scan);
+	ExecDropSingleTupleTableSlot(slot);
+	FreeExecutorState(estate);
+	index_info->ii_ExpressionsState = NIL;
+	index_info->ii_PredicateState = NULL;
 }
 
+/* ---- VACUUM FULL and CLUSTER ---- */
+
+/* The versions of a table in the order the rewrite writes them */
+typedef struct RewriteSource
+{
+	Relation	rel;
+	Relation	index;			/* CLUSTER through an index scan, or NULL */
+	Tuplesortstate *sort;		/* CLUSTER through a sort, or NULL */
+	TableScanDesc scan;
+	IndexScanDesc iscan;
+	TupleTableSlot *slot;
+} RewriteSource;
+
+static void
+source_begin(RewriteSource *src, bool first)
+{
+	if (src->sort)
+	{
+		if (first)
+		{
+			TableScanDesc scan = table_beginscan(src->rel, SnapshotAny, 0, NULL);
+
+			while (table_scan_getnextslot(scan, ForwardScanDirection, src->slot))
+			{
+				CHECK_FOR_INTERRUPTS();
+				tuplesort_putheaptuple(src->sort,
+									   ((HeapTupleTableSlot *) src->slot)->tuple);
+			}
+			table_endscan(scan);
+			tuplesort_performsort(src->sort);
+		}
+		else
+			tuplesort_rescan(src->sort);
+	}
+	else if (src->index)
+	{
+		src->iscan = index_beginscan(src->rel, src->index, SnapshotAny, 0, 0);
+		index_rescan(src->iscan, NULL, 0, NULL, 0);
+	}
+	else
+		src->scan = table_beginscan(src->rel, SnapshotAny, 0, NULL);
+}
+
+/* The next version (valid until the next call), or NULL */
+static HeapTuple
+source_next(RewriteSource *src)
+{
+	CHECK_FOR_INTERRUPTS();
+	if (src->sort)
+		return tuplesort_getheaptuple(src->sort, true);
+	if (src->index)
+		return index_getnext_slot(src->iscan, ForwardScanDirection, src->slot) ?
+			((HeapTupleTableSlot *) src->slot)->tuple : NULL;
+	return table_scan_getnextslot(src->scan, ForwardScanDirection, src->slot) ?
+		((HeapTupleTableSlot *) src->slot)->tuple : NULL;
+}
+
+static void
+source_end(RewriteSource *src)
+{
+	if (src->iscan)
+		index_endscan(src->iscan);
+	if (src->scan)
+		table_endscan(src->scan);
+	src->iscan = NULL;
+	src->scan = NULL;
+}
+
+/* old row id -> new row id */
+typedef struct RowIdMap
+{
+	FtRowId		oldid;
+	FtRowId		newid;
+} RowIdMap;
+
+static int
+rowidmap_cmp(const void *a, const void *b)
+{
+	FtRowId		x = ((const RowIdMap *) a)->oldid;
+	FtRowId		y = ((const RowIdMap *) b)->oldid;
+
+	return x < y ? -1 : x > y ? 1 : 0;
+}
+
+/* Does the rewrite keep this version?  (counts what it drops or keeps) */
+static bool
+version_survives(HeapTupleHeader hdr, TransactionId OldestXmin,
+				 double *num_tuples, double *tups_vacuumed,
+				 double *tups_recently_dead)
+{
+	TransactionId dead_after;
+
+	switch (fractam_tuple_htsv(hdr, &dead_after))
+	{
+		case HEAPTUPLE_DEAD:
+			*tups_vacuumed += 1;
+			return false;
+		case HEAPTUPLE_RECENTLY_DEAD:
+			if (TransactionIdPrecedes(dead_after, OldestXmin))
+			{
+				*tups_vacuumed += 1;
+				return false;
+			}
+			*tups_recently_dead += 1;
+			return true;
+		case HEAPTUPLE_DELETE_IN_PROGRESS:
+			*tups_recently_dead += 1;
+			return true;
+		default:
+			*num_tuples += 1;
+			return true;
+	}
+}
+
+static void
+note_oldest(HeapTupleHeader hdr, TransactionId *minxid, MultiXactId *minmulti)
+{
+	TransactionId xmin = HeapTupleHeaderGetRawXmin(hdr);
+	TransactionId xmax = HeapTupleHeaderGetRawXmax(hdr);
+
+	if (!HeapTupleHeaderXminFrozen(hdr) && TransactionIdIsNormal(xmin) &&
+		TransactionIdPrecedes(xmin, *minxid))
+		*minxid = xmin;
+	if (!(hdr->t_infomask & HEAP_XMAX_INVALID) && TransactionIdIsValid(xmax))
+	{
+		if (hdr->t_infomask & HEAP_XMAX_IS_MULTI)
+		{
+			if (MultiXactIdPrecedes(xmax, *minmulti))
+				*minmulti = xmax;
+		}
+		else if (TransactionIdIsNormal(xmax) &&
+				 TransactionIdPrecedes(xmax, *minxid))
+			*minxid = xmax;
+	}
+}
+
+/*
+ * Copy every version some snapshot may still see into NewTable, in row-id
+ * order (VACUUM FULL) or the index's order (CLUSTER), numbering them from
+ * row id 0.  Versions keep their headers (nothing is frozen yet); links to
+ * the next version of an updated row are renumbered, or point to the
+ * version itself when that next version is gone.  A first pass numbers the
+ * survivors, the second writes them.  relfrozenxid and relminmxid of the
+ * new file are the oldest values it stores (or the cutoffs, if older).
+ */
 void
 fractam_relation_copy_for_cluster(Relation OldTable, Relation NewTable,
 								  Relation OldIndex, bool use_sort,
@@ -133,7 +345,105 @@ fractam_relation_copy_for_cluster(Relation OldTable, Relation NewTable,
 								  double *num_tuples, double *tups_vacuumed,
 								  double *tups_recently_dead)
 {
-	ereport(ERROR,
-			(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-			 errmsg("VACUUM FULL and CLUSTER are not supported on fractam tables yet")));
+	RewriteSource src;
+	RowIdMap   *map;
+	Size		nmap = 0;
+	Size		maxmap = 1024;
+	HeapTuple	tup;
+	TransactionId minxid = *xid_cutoff;
+	MultiXactId minmulti = *multi_cutoff;
+	double		dummy = 0;
+	bool		sorted = true;
+
+	memset(&src, 0, sizeof(src));
+	src.rel = OldTable;
+	src.slot = table_slot_create(OldTable, NULL);
+	if (OldIndex != NULL && use_sort)
+		src.sort = tuplesort_begin_cluster(RelationGetDescr(OldTable), OldIndex,
+										   maintenance_work_mem, NULL,
+										   TUPLESORT_RANDOMACCESS);
+	else
+		src.index = OldIndex;
+
+	/* pass 1: which versions survive, and their new row ids */
+	map = palloc(sizeof(RowIdMap) * maxmap);
+	source_begin(&src, true);
+	while ((tup = source_next(&src)) != NULL)
+	{
+		if (!version_survives(tup->t_data, OldestXmin, num_tuples,
+							  tups_vacuumed, tups_recently_dead))
+			continue;
+		if (nmap >= maxmap)
+		{
+			maxmap *= 2;
+			map = repalloc_huge(map, sizeof(RowIdMap) * maxmap);
+		}
+		map[nmap].oldid = fractam_tid_rowid(&tup->t_self);
+		map[nmap].newid = nmap;
+		if (nmap > 0 && map[nmap].oldid < map[nmap - 1].oldid)
+			sorted = false;
+		nmap++;
+	}
+	source_end(&src);
+	if (!sorted)
+		qsort(map, nmap, sizeof(RowIdMap), rowidmap_cmp);
+
+	/* pass 2: write them */
+	source_begin(&src, false);
+	while ((tup = source_next(&src)) != NULL)
+	{
+		HeapTupleHeader hdr = tup->t_data;
+		RowIdMap	key;
+		RowIdMap   *found;
+		FtRowId		newid;
+		HeapTuple	copy;
+		HeapTuple	stored;
+
+		if (!version_survives(hdr, OldestXmin, &dummy, &dummy, &dummy))
+			continue;
+		key.oldid = fractam_tid_rowid(&tup->t_self);
+		found = bsearch(&key, map, nmap, sizeof(RowIdMap), rowidmap_cmp);
+		Assert(found != NULL);
+		newid = fractam_next_rowid(NewTable);
+		Assert(newid == found->newid);
+
+		copy = heap_copytuple(tup);
+		fractam_rowid_tid(newid, &copy->t_self);
+		if (!(hdr->t_infomask & HEAP_XMAX_INVALID) &&
+			!HEAP_XMAX_IS_LOCKED_ONLY(hdr->t_infomask) &&
+			!HeapTupleHeaderIndicatesMovedPartitions(hdr) &&
+			!ItemPointerEquals(&tup->t_self, &hdr->t_ctid) &&
+			fractam_tid_is_valid(&hdr->t_ctid))
+		{
+			key.oldid = fractam_tid_rowid(&hdr->t_ctid);
+			found = bsearch(&key, map, nmap, sizeof(RowIdMap), rowidmap_cmp);
+			if (found)
+				fractam_rowid_tid(found->newid, &copy->t_data->t_ctid);
+			else
+				copy->t_data->t_ctid = copy->t_self;
+		}
+		else if (!HeapTupleHeaderIndicatesMovedPartitions(hdr) &&
+				 !HeapTupleHeaderIsSpeculative(hdr))
+			copy->t_data->t_ctid = copy->t_self;
+		note_oldest(copy->t_data, &minxid, &minmulti);
+
+		/* TOAST values move to the new table's TOAST relation */
+		stored = copy;
+		if (HeapTupleHasExternal(copy) || copy->t_len > TOAST_TUPLE_THRESHOLD)
+			stored = heap_toast_insert_or_update(NewTable, copy, NULL,
+												 HEAP_INSERT_SKIP_FSM |
+												 HEAP_INSERT_NO_LOGICAL);
+		fractam_store_version(NewTable, newid, stored);
+		if (stored != copy)
+			heap_freetuple(stored);
+		heap_freetuple(copy);
+	}
+	source_end(&src);
+	if (src.sort)
+		tuplesort_end(src.sort);
+	ExecDropSingleTupleTableSlot(src.slot);
+	pfree(map);
+
+	*xid_cutoff = minxid;
+	*multi_cutoff = minmulti;
 }

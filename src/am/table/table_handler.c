@@ -30,8 +30,8 @@ static const TableAmRoutine fractam_table_methods = {
 	.scan_end = fractam_scan_end,
 	.scan_rescan = fractam_scan_rescan,
 	.scan_getnextslot = fractam_scan_getnextslot,
-	.scan_set_tidrange = NULL,
-	.scan_getnextslot_tidrange = NULL,
+	.scan_set_tidrange = fractam_scan_set_tidrange,
+	.scan_getnextslot_tidrange = fractam_scan_getnextslot_tidrange,
 
 	.parallelscan_estimate = table_block_parallelscan_estimate,
 	.parallelscan_initialize = fractam_parallelscan_initialize,

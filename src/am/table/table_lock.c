@@ -370,17 +370,12 @@ fractam_tuple_lock(Relation rel, ItemPointer tid, Snapshot snapshot,
 		}
 		hdr = fractam_item_tuple(ref.item);
 		result = fractam_tuple_satisfies_update(hdr, &cur, cid);
-		if (result == TM_Invisible)
-		{
-			ft_item_release(&ref);
-			ereport(ERROR,
-					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-					 errmsg("attempted to lock invisible tuple")));
-		}
 		if (result == TM_Updated || result == TM_Deleted ||
-			result == TM_SelfModified)
+			result == TM_SelfModified || result == TM_Invisible)
 		{
 			fill_failure(hdr, result, tmfd);
+			/* the caller looks at the version even then (xmin, for one) */
+			store_version(rel, &ref, &cur, slot);
 			ft_item_release(&ref);
 			if (result == TM_Updated &&
 				(flags & TUPLE_LOCK_FLAG_FIND_LAST_VERSION))
@@ -392,7 +387,13 @@ fractam_tuple_lock(Relation rel, ItemPointer tid, Snapshot snapshot,
 			return result;
 		}
 
-		/* TM_Ok or TM_BeingModified: who holds it, and does it conflict? */
+		/*
+		 * (TM_Invisible, a version this command inserted, goes back to the
+		 * caller as in heap: ON CONFLICT DO UPDATE then says the command
+		 * cannot affect the row a second time.)
+		 *
+		 * TM_Ok or TM_BeingModified: who holds it, and does it conflict?
+		 */
 		xids = conflicting_holders(hdr, mode, &nxids, &own, &others);
 		if (nxids > 0)
 		{

@@ -19,12 +19,30 @@
 
 #include "access/heaptoast.h"
 #include "access/xact.h"
+#include "access/xlog.h"
 #include "am/table/fractam_table.h"
 #include "pgstat.h"
 #include "storage/bufmgr.h"
 #include "storage/lmgr.h"
 #include "storage/predicate.h"
 #include "utils/combocid.h"
+
+/*
+ * fractam's WAL records do not decode into logical changes yet, so with
+ * wal_level = logical a change to a fractam table would be missing from
+ * every publication: refuse it rather than let it be lost.
+ */
+static void
+check_not_logical(Relation rel)
+{
+	if (XLogLogicalInfoActive() && RelationNeedsWAL(rel))
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("cannot change fractam table \"%s\" with wal_level = logical",
+						RelationGetRelationName(rel)),
+				 errdetail("Logical decoding of fractam tables is not supported yet: the change would be missing from logical replication."),
+				 errhint("Use wal_level = replica, or a heap table.")));
+}
 
 /* A version's header, copied out of the page to be changed and patched */
 typedef union
@@ -81,9 +99,11 @@ insert_one(Relation rel, TupleTableSlot *slot, CommandId cid, int options,
 		   bool speculative, uint32 specToken)
 {
 	bool		shouldFree = true;
-	HeapTuple	tuple = ExecFetchSlotHeapTuple(slot, true, &shouldFree);
+	HeapTuple	tuple;
 	HeapTuple	heaptup;
 
+	check_not_logical(rel);
+	tuple = ExecFetchSlotHeapTuple(slot, true, &shouldFree);
 	slot->tts_tableOid = RelationGetRelid(rel);
 	tuple->t_tableOid = slot->tts_tableOid;
 	heaptup = prepare_version(rel, tuple, GetCurrentTransactionId(), cid,
@@ -288,6 +308,7 @@ fractam_tuple_delete(Relation rel, ItemPointer tid, CommandId cid,
 	HeapTuple	toastcopy = NULL;
 	TM_Result	result;
 
+	check_not_logical(rel);
 	CheckForSerializableConflictIn(rel, tid, ItemPointerGetBlockNumber(tid));
 	result = lock_for_change(rel, &tree, tid, cid, crosscheck, wait, tmfd,
 							 &ref, XLTW_Delete);
@@ -334,6 +355,8 @@ fractam_tuple_update(Relation rel, ItemPointer otid, TupleTableSlot *slot,
 	FtRowId		newrowid;
 	ItemPointerData newtid;
 	TM_Result	result;
+	bool		had_own_lock = false;
+	bool		toasted_under_lock = false;
 
 	/* every update gets a new TID, so every index needs an entry */
 	*update_indexes = true;
@@ -341,6 +364,7 @@ fractam_tuple_update(Relation rel, ItemPointer otid, TupleTableSlot *slot,
 	slot->tts_tableOid = RelationGetRelid(rel);
 	newtup->t_tableOid = slot->tts_tableOid;
 
+	check_not_logical(rel);
 	/* before any leaf is locked: it may lock the metapage */
 	newrowid = fractam_next_rowid(rel);
 	fractam_rowid_tid(newrowid, &newtid);
@@ -369,6 +393,9 @@ fractam_tuple_update(Relation rel, ItemPointer otid, TupleTableSlot *slot,
 		 */
 		oldcopy = copy_version(rel, &ref, otid);
 		memcpy(h.data, ref.item + FRACTAM_PATCH_START, FRACTAM_PATCH_LEN);
+		had_own_lock = !(h.hdr.t_infomask & HEAP_XMAX_INVALID) &&
+			HEAP_XMAX_IS_LOCKED_ONLY(h.hdr.t_infomask) &&
+			TransactionIdIsValid(HeapTupleHeaderGetRawXmax(&h.hdr));
 		h.hdr.t_infomask &= ~(HEAP_XMAX_BITS | HEAP_MOVED);
 		h.hdr.t_infomask2 &= ~HEAP_KEYS_UPDATED;
 		h.hdr.t_infomask |= HEAP_XMAX_EXCL_LOCK | HEAP_XMAX_LOCK_ONLY;
@@ -380,11 +407,27 @@ fractam_tuple_update(Relation rel, ItemPointer otid, TupleTableSlot *slot,
 
 		heaptup = prepare_version(rel, newtup, xid, cid, 0, oldcopy);
 		find_version(rel, &tree, otid, &ref);
+		toasted_under_lock = !had_own_lock;
 	}
 	else
 		heaptup = prepare_version(rel, newtup, xid, cid, 0, NULL);
 
 	memcpy(h.data, ref.item + FRACTAM_PATCH_START, FRACTAM_PATCH_LEN);
+	/*
+	 * This transaction's own row lock on the old version carries over to
+	 * the new one as a key-share lock, as heap_update does (an ON CONFLICT
+	 * DO UPDATE's new version shows this transaction in xmax).  Only our
+	 * own lock can be there: lock_for_change waited out all others.
+	 */
+	if (!(h.hdr.t_infomask & HEAP_XMAX_INVALID) &&
+		HEAP_XMAX_IS_LOCKED_ONLY(h.hdr.t_infomask) &&
+		TransactionIdIsValid(HeapTupleHeaderGetRawXmax(&h.hdr)) &&
+		!toasted_under_lock)
+	{
+		heaptup->t_data->t_infomask &= ~HEAP_XMAX_BITS;
+		heaptup->t_data->t_infomask |= HEAP_XMAX_KEYSHR_LOCK | HEAP_XMAX_LOCK_ONLY;
+		HeapTupleHeaderSetXmax(heaptup->t_data, xid);
+	}
 	HeapTupleHeaderAdjustCmax(&h.hdr, &cmax, &iscombo);
 	set_deleter(&h, xid, cmax, iscombo, &newtid);
 	ft_item_patch(&tree, &ref, FRACTAM_PATCH_START, h.data, FRACTAM_PATCH_LEN);

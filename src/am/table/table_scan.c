@@ -16,6 +16,7 @@
 
 #include "access/heapam_xlog.h"
 #include "access/relscan.h"
+#include "access/tsmapi.h"
 #include "access/xact.h"
 #include "am/table/fractam_table.h"
 #include "executor/tuptable.h"
@@ -44,6 +45,9 @@ typedef struct FractamScanDescData
 	}			pos;
 	FtRowId		pos_rowid;
 	bool		backward;		/* ftscan's direction */
+	/* serial scans: only row ids in [range_lo, range_hi] (TID ranges) */
+	FtRowId		range_lo;
+	FtRowId		range_hi;
 	FtRowId		range_end;		/* parallel: end of the current
 								 * pseudo-block (exclusive) */
 	ParallelBlockTableScanWorkerData pwork;
@@ -54,6 +58,11 @@ typedef struct FractamScanDescData
 	HeapTuple  *rangetups;
 	int			nrangetups;
 	int			rangepos;
+	/* TABLESAMPLE: the pseudo-block being sampled, its versions by offset */
+	bool		sample_started;
+	BlockNumber sample_nblocks;
+	BlockNumber sample_block;
+	int			sample_at[FRACTAM_ROWS_PER_BLOCK + 1];
 	BlockNumber analyze_nblocks;	/* ANALYZE: file blocks sampled over */
 	uint64		analyze_rowids; /* and row ids they stand for */
 } FractamScanDescData;
@@ -80,6 +89,8 @@ fractam_scan_begin(Relation rel, Snapshot snapshot, int nkeys,
 	scan->rs_base.rs_flags = flags;
 	scan->rs_base.rs_parallel = pscan;
 	scan->scancxt = CurrentMemoryContext;
+	scan->range_lo = 0;
+	scan->range_hi = PG_UINT64_MAX;
 	scan->rangecxt = AllocSetContextCreate(CurrentMemoryContext,
 										   "fractam scan range",
 										   ALLOCSET_DEFAULT_SIZES);
@@ -87,7 +98,10 @@ fractam_scan_begin(Relation rel, Snapshot snapshot, int nkeys,
 
 	/* a serializable seq scan reads the whole table, as heap's */
 	if (flags & SO_TYPE_SEQSCAN)
+	{
 		PredicateLockRelation(rel, snapshot);
+		pgstat_count_heap_scan(rel);
+	}
 	return (TableScanDesc) scan;
 }
 
@@ -117,6 +131,9 @@ fractam_scan_rescan(TableScanDesc sscan, struct ScanKeyData *key,
 	scan->ftscan = NULL;
 	scan->done = false;
 	scan->pos = POS_START;
+	scan->sample_started = false;
+	if (sscan->rs_flags & SO_TYPE_SEQSCAN)
+		pgstat_count_heap_scan(sscan->rs_rd);
 	scan->range_end = 0;
 	memset(&scan->pwork, 0, sizeof(scan->pwork));
 }
@@ -195,10 +212,23 @@ next_serial_version(FractamScanDesc scan, bool backward, Size *len)
 			fractam_rowid_key(scan->pos_rowid + (backward ? 0 : 1), key);
 			ft_scan_seek(scan->ftscan, key, sizeof(key), !backward);
 		}
+		else if (!backward && scan->range_lo > 0)
+		{
+			fractam_rowid_key(scan->range_lo, key);
+			ft_scan_seek(scan->ftscan, key, sizeof(key), true);
+		}
+		else if (backward && scan->range_hi < PG_UINT64_MAX)
+		{
+			/* backward: at the last item below range_hi + 1 */
+			fractam_rowid_key(scan->range_hi + 1, key);
+			ft_scan_seek(scan->ftscan, key, sizeof(key), false);
+		}
 		else
 			ft_scan_seek(scan->ftscan, NULL, 0, !backward);
 	}
-	if (!ft_scan_next(scan->ftscan, &item, len))
+	if (!ft_scan_next(scan->ftscan, &item, len) ||
+		(!backward && fractam_item_rowid(item) > scan->range_hi) ||
+		(backward && fractam_item_rowid(item) < scan->range_lo))
 	{
 		scan->pos = backward ? POS_START : POS_END;
 		ft_scan_end(scan->ftscan);
@@ -217,6 +247,7 @@ fractam_scan_getnextslot(TableScanDesc sscan, ScanDirection direction,
 	Size		len;
 
 	bool		backward = ScanDirectionIsBackward(direction);
+	bool		visible;
 
 	Assert(!backward || sscan->rs_parallel == NULL);
 	for (;;)
@@ -232,7 +263,10 @@ fractam_scan_getnextslot(TableScanDesc sscan, ScanDirection direction,
 		hdr = fractam_item_tuple(item);
 
 		CHECK_FOR_INTERRUPTS();
-		if (!fractam_tuple_visible(hdr, sscan->rs_snapshot))
+		visible = fractam_tuple_visible(hdr, sscan->rs_snapshot);
+		fractam_check_serializable_out(sscan->rs_rd, hdr, visible,
+									   sscan->rs_snapshot);
+		if (!visible)
 			continue;
 		scan->tuple.t_data = hdr;
 		scan->tuple.t_len = len - FRACTAM_ROWID_SIZE;
@@ -246,6 +280,77 @@ fractam_scan_getnextslot(TableScanDesc sscan, ScanDirection direction,
 	}
 	ExecClearTuple(slot);
 	return false;
+}
+
+/* Limit a serial scan to row ids lo .. hi (inclusive); before it starts */
+void
+fractam_scan_set_rowid_range(TableScanDesc sscan, FtRowId lo, FtRowId hi)
+{
+	FractamScanDesc scan = (FractamScanDesc) sscan;
+
+	Assert(sscan->rs_parallel == NULL);
+	if (scan->ftscan)
+		ft_scan_end(scan->ftscan);
+	scan->ftscan = NULL;
+	scan->pos = POS_START;
+	scan->range_lo = lo;
+	scan->range_hi = hi;
+}
+
+/* A TID's row id, the first at or after it (offsets beyond a block move on) */
+static FtRowId
+tid_rowid_ceil(ItemPointer tid)
+{
+	OffsetNumber off = ItemPointerGetOffsetNumberNoCheck(tid);
+	FtRowId		block = ItemPointerGetBlockNumberNoCheck(tid);
+
+	if (off < 1)
+		off = 1;
+	if (off > FRACTAM_ROWS_PER_BLOCK)
+		return (block + 1) * FRACTAM_ROWS_PER_BLOCK;
+	return block * FRACTAM_ROWS_PER_BLOCK + off - 1;
+}
+
+/* TID range scans: the row ids between two TIDs */
+void
+fractam_scan_set_tidrange(TableScanDesc sscan, ItemPointer mintid,
+						  ItemPointer maxtid)
+{
+	FtRowId		lo = tid_rowid_ceil(mintid);
+	FtRowId		hi;
+	OffsetNumber maxoff = ItemPointerGetOffsetNumberNoCheck(maxtid);
+	FtRowId		maxblock = ItemPointerGetBlockNumberNoCheck(maxtid);
+
+	/* the last row id at or before maxtid */
+	if (maxoff > FRACTAM_ROWS_PER_BLOCK)
+		hi = (maxblock + 1) * FRACTAM_ROWS_PER_BLOCK - 1;
+	else if (maxoff >= 1)
+		hi = maxblock * FRACTAM_ROWS_PER_BLOCK + maxoff - 1;
+	else if (maxblock > 0)
+		hi = maxblock * FRACTAM_ROWS_PER_BLOCK - 1;
+	else
+	{
+		/* nothing is at or before (0,0) */
+		lo = 1;
+		hi = 0;
+	}
+	fractam_scan_set_rowid_range(sscan, lo, hi);
+	if (lo > hi)
+		((FractamScanDesc) sscan)->pos = POS_END;
+}
+
+bool
+fractam_scan_getnextslot_tidrange(TableScanDesc sscan, ScanDirection direction,
+								  TupleTableSlot *slot)
+{
+	FractamScanDesc scan = (FractamScanDesc) sscan;
+
+	if (scan->range_lo > scan->range_hi)
+	{
+		ExecClearTuple(slot);
+		return false;
+	}
+	return fractam_scan_getnextslot(sscan, direction, slot);
 }
 
 /*
@@ -299,6 +404,7 @@ fetch_visible(Relation rel, ItemPointer tid, Snapshot snapshot,
 {
 	HeapTuple	tup;
 	MemoryContext old;
+	bool		visible;
 
 	if (!fractam_tid_is_valid(tid))
 		return false;
@@ -312,7 +418,9 @@ fetch_visible(Relation rel, ItemPointer tid, Snapshot snapshot,
 			*all_dead = true;	/* removed by VACUUM */
 		return false;
 	}
-	if (!fractam_tuple_visible(tup->t_data, snapshot))
+	visible = fractam_tuple_visible(tup->t_data, snapshot);
+	fractam_check_serializable_out(rel, tup->t_data, visible, snapshot);
+	if (!visible)
 	{
 		if (all_dead)
 			*all_dead = fractam_tuple_surely_dead(tup->t_data,
@@ -504,8 +612,21 @@ collect_range(FractamScanDesc scan, FtRowId lo, FtRowId hi, Snapshot snapshot)
 
 		if (rowid >= hi)
 			break;
-		if (snapshot && !fractam_tuple_visible(hdr, snapshot))
-			continue;
+		if (snapshot)
+		{
+			bool		visible = fractam_tuple_visible(hdr, snapshot);
+
+			fractam_check_serializable_out(rel, hdr, visible, snapshot);
+			if (!visible)
+				continue;
+			if (IsolationIsSerializable())
+			{
+				ItemPointerData tid;
+
+				fractam_rowid_tid(rowid, &tid);
+				PredicateLockTID(rel, &tid, snapshot, HeapTupleHeaderGetXmin(hdr));
+			}
+		}
 		tup = MemoryContextAlloc(scan->rangecxt,
 								 HEAPTUPLESIZE + len - FRACTAM_ROWID_SIZE);
 		tup->t_len = len - FRACTAM_ROWID_SIZE;
@@ -538,15 +659,22 @@ fractam_scan_bitmap_next_block(TableScanDesc sscan,
 			OffsetNumber off = tbmres->offsets[i];
 			HeapTuple	tup;
 			MemoryContext old;
+			bool		visible;
 
 			if (off < 1 || off > FRACTAM_ROWS_PER_BLOCK)
 				continue;
 			old = MemoryContextSwitchTo(scan->rangecxt);
 			tup = fractam_fetch_version(rel, first + off - 1);
 			MemoryContextSwitchTo(old);
-			if (tup == NULL || !fractam_tuple_visible(tup->t_data,
-													  sscan->rs_snapshot))
+			if (tup == NULL)
 				continue;
+			visible = fractam_tuple_visible(tup->t_data, sscan->rs_snapshot);
+			fractam_check_serializable_out(rel, tup->t_data, visible,
+										   sscan->rs_snapshot);
+			if (!visible)
+				continue;
+			PredicateLockTID(rel, &tup->t_self, sscan->rs_snapshot,
+							 HeapTupleHeaderGetXmin(tup->t_data));
 			keep_version(scan, tup, &size);
 		}
 	}
@@ -660,23 +788,84 @@ fractam_scan_analyze_next_tuple(TableScanDesc sscan, TransactionId OldestXmin,
 	return false;
 }
 
+/*
+ * TABLESAMPLE: the sampling method picks TID blocks (pseudo-blocks of
+ * FRACTAM_ROWS_PER_BLOCK row ids) and offsets in them, as it picks heap
+ * pages and line pointers.
+ */
 bool
-fractam_scan_sample_next_block(TableScanDesc scan,
+fractam_scan_sample_next_block(TableScanDesc sscan,
 							   struct SampleScanState *scanstate)
 {
-	ereport(ERROR,
-			(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-			 errmsg("TABLESAMPLE is not supported on fractam tables yet")));
-	return false;
+	FractamScanDesc scan = (FractamScanDesc) sscan;
+	TsmRoutine *tsm = scanstate->tsmroutine;
+	BlockNumber blockno;
+	int			i;
+
+	if (!scan->sample_started)
+	{
+		uint64		limit = fractam_rowid_limit(sscan->rs_rd);
+
+		scan->sample_nblocks = (BlockNumber)
+			Min((limit + FRACTAM_ROWS_PER_BLOCK - 1) / FRACTAM_ROWS_PER_BLOCK,
+				(uint64) MaxBlockNumber);
+	}
+	if (tsm->NextSampleBlock)
+		blockno = tsm->NextSampleBlock(scanstate, scan->sample_nblocks);
+	else if (!scan->sample_started)
+		blockno = scan->sample_nblocks > 0 ? 0 : InvalidBlockNumber;
+	else if (scan->sample_block + 1 < scan->sample_nblocks)
+		blockno = scan->sample_block + 1;
+	else
+		blockno = InvalidBlockNumber;
+	scan->sample_started = true;
+	if (!BlockNumberIsValid(blockno))
+	{
+		reset_range(scan);
+		return false;
+	}
+	scan->sample_block = blockno;
+	collect_range(scan, (FtRowId) blockno * FRACTAM_ROWS_PER_BLOCK,
+				  ((FtRowId) blockno + 1) * FRACTAM_ROWS_PER_BLOCK, NULL);
+	/* versions by offset */
+	memset(scan->sample_at, -1, sizeof(scan->sample_at));
+	for (i = 0; i < scan->nrangetups; i++)
+		scan->sample_at[ItemPointerGetOffsetNumber(&scan->rangetups[i]->t_self)] = i;
+	return true;
 }
 
 bool
-fractam_scan_sample_next_tuple(TableScanDesc scan,
+fractam_scan_sample_next_tuple(TableScanDesc sscan,
 							   struct SampleScanState *scanstate,
 							   TupleTableSlot *slot)
 {
-	ereport(ERROR,
-			(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-			 errmsg("TABLESAMPLE is not supported on fractam tables yet")));
-	return false;
+	FractamScanDesc scan = (FractamScanDesc) sscan;
+	TsmRoutine *tsm = scanstate->tsmroutine;
+
+	for (;;)
+	{
+		OffsetNumber off;
+		HeapTuple	tup;
+		bool		visible;
+
+		CHECK_FOR_INTERRUPTS();
+		off = tsm->NextSampleTuple(scanstate, scan->sample_block,
+								   FRACTAM_ROWS_PER_BLOCK);
+		if (!OffsetNumberIsValid(off))
+		{
+			ExecClearTuple(slot);
+			return false;
+		}
+		if (off > FRACTAM_ROWS_PER_BLOCK || scan->sample_at[off] < 0)
+			continue;
+		tup = scan->rangetups[scan->sample_at[off]];
+		visible = fractam_tuple_visible(tup->t_data, sscan->rs_snapshot);
+		fractam_check_serializable_out(sscan->rs_rd, tup->t_data, visible,
+									   sscan->rs_snapshot);
+		if (!visible)
+			continue;
+		pgstat_count_heap_getnext(sscan->rs_rd);
+		ExecStoreHeapTuple(tup, slot, false);
+		return true;
+	}
 }

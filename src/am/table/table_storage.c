@@ -81,6 +81,8 @@ fractam_table_tree(Relation rel, FtTree *tree)
 	tree->rootcache = &cache->rootcache;
 	tree->max_item_size = 0;
 	tree->sharedcols = NULL;
+	/* high keys and pivots are row ids, not whole rows */
+	tree->keyprefix = FRACTAM_ROWID_SIZE;
 }
 
 /*
@@ -235,13 +237,25 @@ fractam_relation_copy_data(Relation rel, const RelFileNode *newrnode)
 }
 
 /*
- * The size of a fork's file.  Block numbers of TIDs are pseudo-blocks of
- * row ids, not pages: see the scan callbacks for how they are mapped.
+ * The size of a fork.  PostgreSQL reads the main fork's size as the number
+ * of TID blocks (RelationGetNumberOfBlocks: BRIN, ANALYZE, bitmap and
+ * sample scans), and TID blocks are pseudo-blocks of row ids, which can
+ * outnumber the pages: the main fork reports the larger of the two, so
+ * that every row id is covered.  (pg_relation_size reads the files.)
  */
 uint64
 fractam_relation_size(Relation rel, ForkNumber forkNumber)
 {
-	return table_block_relation_size(rel, forkNumber);
+	uint64		size = table_block_relation_size(rel, forkNumber);
+
+	if ((forkNumber == MAIN_FORKNUM || forkNumber == InvalidForkNumber) &&
+		size > 0)
+	{
+		uint64		pseudo = fractam_rowid_limit(rel) / FRACTAM_ROWS_PER_BLOCK;
+
+		size = Max(size, pseudo * BLCKSZ);
+	}
+	return size;
 }
 
 /*
@@ -290,18 +304,20 @@ fractam_relation_needs_toast_table(Relation rel)
 	return tuple_length > TOAST_TUPLE_THRESHOLD;
 }
 
-/* Row count and page estimates: a leaf holds row versions like a heap page */
+/*
+ * Row count and page estimates.  A leaf holds row versions much as a heap
+ * page holds tuples (8 bytes more each, for the row id), so heap's density
+ * constants are used: the planner then makes heap's choices for the same
+ * data.  No page is all-visible: there is no visibility map yet.
+ */
 void
 fractam_relation_estimate_size(Relation rel, int32 *attr_widths,
 							   BlockNumber *pages, double *tuples,
 							   double *allvisfrac)
 {
-	const Size	overhead = FRACTAM_ROWID_SIZE + SizeofHeapTupleHeader +
-		sizeof(ItemIdData);
-	const Size	usable = BLCKSZ - SizeOfPageHeaderData - 16;
-
 	table_block_relation_estimate_size(rel, attr_widths, pages, tuples,
-									   allvisfrac, overhead, usable);
-	/* the tree's metapage and inner pages hold no rows */
+									   allvisfrac,
+									   MAXALIGN(SizeofHeapTupleHeader) + sizeof(ItemIdData),
+									   BLCKSZ - SizeOfPageHeaderData);
 	*allvisfrac = 0;
 }

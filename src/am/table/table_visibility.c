@@ -25,6 +25,7 @@
 #include "access/transam.h"
 #include "access/xact.h"
 #include "am/table/fractam_table.h"
+#include "storage/predicate.h"
 #include "storage/procarray.h"
 #include "utils/combocid.h"
 #include "utils/snapmgr.h"
@@ -322,4 +323,53 @@ fractam_tuple_satisfies_update(HeapTupleHeader tup, ItemPointer self,
 		return TM_Ok;			/* deleter aborted */
 	/* an update links to the next version (or to a moved partition) */
 	return ItemPointerEquals(self, &tup->t_ctid) ? TM_Deleted : TM_Updated;
+}
+
+/*
+ * Serializable transactions: reading a version written or deleted by a
+ * concurrent serializable transaction is a rw-conflict out, as heap's
+ * HeapCheckForSerializableConflictOut reports it (without the buffer: the
+ * version's state comes from fractam_tuple_htsv).
+ */
+void
+fractam_check_serializable_out(Relation rel, HeapTupleHeader tup,
+							   bool visible, Snapshot snapshot)
+{
+	TransactionId xid;
+	TransactionId dead_after;
+	HTSV_Result res;
+
+	if (!CheckForSerializableConflictOutNeeded(rel, snapshot))
+		return;
+	res = fractam_tuple_htsv(tup, &dead_after);
+	if (res == HEAPTUPLE_RECENTLY_DEAD &&
+		TransactionIdPrecedes(dead_after, TransactionXmin))
+		res = HEAPTUPLE_DEAD;
+	switch (res)
+	{
+		case HEAPTUPLE_LIVE:
+			if (visible)
+				return;
+			xid = HeapTupleHeaderGetXmin(tup);
+			break;
+		case HEAPTUPLE_RECENTLY_DEAD:
+		case HEAPTUPLE_DELETE_IN_PROGRESS:
+			xid = visible ? HeapTupleHeaderGetUpdateXid(tup) :
+				HeapTupleHeaderGetXmin(tup);
+			if (TransactionIdPrecedes(xid, TransactionXmin))
+				return;
+			break;
+		case HEAPTUPLE_INSERT_IN_PROGRESS:
+			xid = HeapTupleHeaderGetXmin(tup);
+			break;
+		default:
+			return;
+	}
+	if (!TransactionIdIsValid(xid) ||
+		TransactionIdEquals(xid, GetTopTransactionIdIfAny()))
+		return;
+	xid = SubTransGetTopmostTransaction(xid);
+	if (TransactionIdPrecedes(xid, TransactionXmin))
+		return;
+	CheckForSerializableConflictOut(rel, xid, snapshot);
 }
