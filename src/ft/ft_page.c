@@ -34,9 +34,23 @@ ft_page_init(Page page, uint16 flags, uint16 level)
 void
 ft_page_add_item(Page page, const char *item, Size len, OffsetNumber off)
 {
+	ItemId		iid;
+
 	if (PageAddItem(page, (Item) item, len, off, false, false) != off)
 		elog(PANIC, "fractam: failed to add item of size %zu at offset %u",
 			 len, off);
+
+	/*
+	 * Zero the alignment padding after an item whose length is not a
+	 * multiple of MAXALIGN (a table's row versions): it would otherwise
+	 * keep whatever bytes were there before, which a full-page image (its
+	 * hole zeroed) does not reproduce on a standby.
+	 */
+	if (MAXALIGN(len) != len)
+	{
+		iid = PageGetItemId(page, off);
+		memset((char *) PageGetItem(page, iid) + len, 0, MAXALIGN(len) - len);
+	}
 }
 
 void

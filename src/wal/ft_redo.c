@@ -324,7 +324,35 @@ ft_redo(XLogReaderState *record)
 void
 ft_mask(char *pagedata, BlockNumber blkno)
 {
+	Page		page = (Page) pagedata;
+	OffsetNumber off;
+	OffsetNumber maxoff;
+
 	mask_page_lsn_and_checksum(pagedata);
 	mask_page_hint_bits(pagedata);
 	mask_unused_space(pagedata);
+
+	/*
+	 * The alignment padding after items whose length is not MAXALIGNed (a
+	 * table's row versions) is zeroed when an item is added, but pages
+	 * written by earlier builds may hold old bytes there, as heap_mask
+	 * allows for heap pages.
+	 */
+	if (PageGetPageSize(page) != BLCKSZ || PageIsNew(page) ||
+		((PageHeader) page)->pd_lower < SizeOfPageHeaderData ||
+		((PageHeader) page)->pd_lower > BLCKSZ ||
+		PageGetSpecialSize(page) != MAXALIGN(sizeof(FtPageOpaqueData)) ||
+		(FtPageGetOpaque(page)->ft_flags & FT_PAGE_META))
+		return;
+	maxoff = PageGetMaxOffsetNumber(page);
+	for (off = FirstOffsetNumber; off <= maxoff; off++)
+	{
+		ItemId		iid = PageGetItemId(page, off);
+		Size		len = ItemIdGetLength(iid);
+
+		if (ItemIdIsNormal(iid) && MAXALIGN(len) != len &&
+			ItemIdGetOffset(iid) + MAXALIGN(len) <= BLCKSZ)
+			memset(pagedata + ItemIdGetOffset(iid) + len, MASK_MARKER,
+				   MAXALIGN(len) - len);
+	}
 }
