@@ -11,6 +11,8 @@
 # through the fractam index as through a sequential scan.  After catch-up the
 # standby must answer every query like the primary, through the fractam
 # indexes, and verify; finally it is promoted and takes writes.
+# FRACTAM_STANDBY_TABLE_AM=fractam runs it all with fractam tables:
+# t/021_table_standby.pl.
 use strict;
 use warnings FATAL => qw(all);
 use FindBin;
@@ -21,6 +23,8 @@ use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
 
+my $am = $ENV{FRACTAM_STANDBY_TABLE_AM} // 'heap';
+diag("tables USING $am");
 my $seed = $ENV{FRACTAM_TEST_SEED} // 20240612;
 srand($seed);
 diag("seed $seed");
@@ -35,9 +39,9 @@ $primary->ft_configure(
 $primary->start;
 
 # created before the base backup: the standby gets these pages by copy
-$primary->safe_psql('postgres', q{
+$primary->safe_psql('postgres', qq{
 	CREATE EXTENSION fractam;
-	CREATE TABLE st (id bigint, k int, t text);
+	CREATE TABLE st (id bigint, k int, t text) USING $am;
 	CREATE UNIQUE INDEX st_id ON st USING fractam (id) WITH (fanout = 8);
 	CREATE INDEX st_k ON st USING fractam (k) WITH (fanout = 4);
 	INSERT INTO st SELECT i, (i * 7919) % 100003, md5(i::text) FROM generate_series(1, 20000) i;
@@ -53,9 +57,9 @@ $standby->ft_configure(
 $standby->start;
 
 # created after: the standby builds these by replaying WAL
-$primary->safe_psql('postgres', q{
+$primary->safe_psql('postgres', qq{
 	CREATE INDEX st_t ON st USING fractam (t) WITH (fanout = 3);
-	CREATE TABLE st2 (id int, v text);
+	CREATE TABLE st2 (id int, v text) USING $am;
 	INSERT INTO st2 SELECT i, 'v' || i FROM generate_series(1, 5000) i;
 	CREATE INDEX st2_v ON st2 USING fractam (v);
 	CREATE INDEX st2_id ON st2 USING fractam (id DESC) INCLUDE (v);
