@@ -8,7 +8,8 @@
 # two scratch clusters that differ only in default_table_access_method:
 # heap (the baseline) and fractam.  Both preload fractam, create the
 # extension in template1 and in the test database (pg_regress
-# --load-extension), and set synchronize_seqscans = off.  Then:
+# --load-extension), and set synchronize_seqscans = off and autovacuum = off
+# (an ANALYZE that lands on one side only would change plans).  Then:
 #
 #   * the heap run's output of each test is the expected output of the
 #     fractam run (so a difference between the server's minor version and
@@ -45,6 +46,9 @@ pgsrc_cache=${FRACTAM_PGSRC:-/var/cache/fractam/pgsrc}
 # a run stuck on a lock (e.g. a prepared transaction a failed step left
 # behind) is stopped after this many seconds and judged on what it printed
 suite_timeout=${FRACTAM_SUITE_TIMEOUT:-1500}
+# isolationtester cancels a step that waits longer than this (a step that
+# waits on fractam but not on heap then shows as a difference, not a hang)
+export PGISOLATIONTIMEOUT=${PGISOLATIONTIMEOUT:-20}
 work=${FRACTAM_SUITE_DIR:-$(mktemp -d /tmp/fractam-pgsuite.XXXXXX)}
 mkdir -p "$work"
 chmod 755 "$work"
@@ -156,6 +160,7 @@ run_suite() {
 		"default_table_access_method = '$am'" \
 		"synchronize_seqscans = off" \
 		"max_prepared_transactions = 2" \
+		"autovacuum = off" \
 		"log_min_messages = warning" || return 1
 	ft_cluster_start "$dir" || return 1
 	FT_DB=template1 ft_psql "$dir" -c "CREATE EXTENSION fractam" || return 1

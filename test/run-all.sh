@@ -8,13 +8,16 @@
 #   2. the standby check: the standby is alive, caught up, never logged an
 #      inconsistent page, and its fractam indexes verify and answer like the
 #      primary's;
-#   3. the TAP tests (t/*.pl: crash recovery, standby, differential, ...).
+#   3. the TAP tests (t/*.pl: crash recovery, standby, differential, ...);
+#   4. PostgreSQL's own regression and isolation suites with fractam as the
+#      default table access method, judged against the same run on heap
+#      (test/pg-suite.sh; the suites come from Debian's source package).
 #
 # Run as root on Debian 12:   bash test/run-all.sh
 # The last line of output is "N passed, N failed"; the exit status is non-zero
 # on any failure.  Environment knobs (see docs/testing.md):
 #   FRACTAM_TEST_SKIP_APT=1      do not run apt-get even if packages are missing
-#   FRACTAM_TEST_PHASES="..."    subset of: build regress isolation standby tap
+#   FRACTAM_TEST_PHASES="..."    subset of: build regress isolation standby tap pgsuite
 #   FRACTAM_TAP_TESTS="t/a.pl"   only these TAP files
 #   FRACTAM_TEST_KEEP=1          keep the scratch directory even on success
 #   FRACTAM_TEST_DIR=/path       scratch directory (default: mktemp -d)
@@ -29,7 +32,7 @@ repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 . "$repo/test/lib.sh"
 
 start_time=$(date +%s)
-phases=${FRACTAM_TEST_PHASES:-build regress isolation standby tap}
+phases=${FRACTAM_TEST_PHASES:-build regress isolation standby tap pgsuite}
 has_phase() { [[ " $phases " == *" $1 "* ]]; }
 
 npass=0
@@ -55,7 +58,7 @@ finish() {
 
 # ---------------------------------------------------------------- 1. packages
 packages=(postgresql-15 postgresql-server-dev-15 libzstd-dev liblz4-dev make gcc
-	rsync perl libipc-run-perl coreutils findutils util-linux)
+	rsync perl libipc-run-perl coreutils findutils util-linux bzip2 xz-utils)
 
 install_packages() {
 	local missing=() p
@@ -349,6 +352,22 @@ if has_phase tap; then
 			fail "tap:$name" "(exit $rc)"
 		fi
 	done
+fi
+
+# ---------------------------------------------------------------- 6. PostgreSQL's suites
+if has_phase pgsuite; then
+	ft_log "PostgreSQL's regression and isolation suites, heap and fractam (test/pg-suite.sh)"
+	ft_run env FRACTAM_SUITE_DIR="$work/pgsuite" FRACTAM_SUITE_KEEP=1 \
+		bash "$tree/test/pg-suite.sh" regress isolation >"$logs/pgsuite.log" 2>&1
+	rc=$?
+	grep -E '^(PASS|FAIL|  )' "$logs/pgsuite.log" | sed 's/^/    /' | tail -n 80
+	if [ "$rc" -eq 0 ]; then
+		pass "pgsuite"
+	else
+		echo "----- $logs/pgsuite.log (end)"
+		tail -n 40 "$logs/pgsuite.log"
+		fail "pgsuite" "(exit $rc)"
+	fi
 fi
 
 finish

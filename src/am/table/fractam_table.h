@@ -109,6 +109,7 @@ typedef struct FractamTableCache
 extern void fractam_table_tree(Relation rel, FtTree *tree);
 extern FtRowId fractam_next_rowid(Relation rel);
 extern uint64 fractam_rowid_limit(Relation rel);
+extern FtRowId fractam_rowid_end(Relation rel);
 extern void fractam_forget_cache(Relation rel);
 extern HeapTuple fractam_fetch_version(Relation rel, FtRowId rowid);
 extern void fractam_store_version(Relation rel, FtRowId rowid, HeapTuple tup);
@@ -225,6 +226,9 @@ extern TM_Result fractam_tuple_update(Relation rel, ItemPointer otid,
 
 /* table_lock.c */
 extern bool fractam_holders_conflict(HeapTupleHeader hdr);
+extern TransactionId fractam_deleter_xmax(HeapTupleHeader hdr,
+										  TransactionId xid, bool *ismulti);
+extern bool fractam_locked_by_us(HeapTupleHeader hdr);
 extern bool fractam_wait_for_holders(Relation rel, ItemPointer tid,
 									 FtItemRef *ref, XLTW_Oper oper);
 extern TM_Result fractam_tuple_lock(Relation rel, ItemPointer tid,

@@ -320,6 +320,13 @@ note_oldest(HeapTupleHeader hdr, TransactionId *minxid, MultiXactId *minmulti)
 		{
 			if (MultiXactIdPrecedes(xmax, *minmulti))
 				*minmulti = xmax;
+			if (!HEAP_XMAX_IS_LOCKED_ONLY(hdr->t_infomask))
+			{
+				TransactionId upd = HeapTupleGetUpdateXid(hdr);
+
+				if (TransactionIdIsNormal(upd) && TransactionIdPrecedes(upd, *minxid))
+					*minxid = upd;
+			}
 		}
 		else if (TransactionIdIsNormal(xmax) &&
 				 TransactionIdPrecedes(xmax, *minxid))

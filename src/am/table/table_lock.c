@@ -230,6 +230,69 @@ fractam_wait_for_holders(Relation rel, ItemPointer tid, FtItemRef *ref,
 	return true;
 }
 
+/*
+ * The xmax a delete or update by this (sub)transaction writes: its xid, or,
+ * when the version holds a lock of this transaction tree under another xid
+ * (taken before a SAVEPOINT, or by a parent), a MultiXact of that lock and
+ * the update, so that rolling back to the savepoint keeps the lock (as
+ * heap_delete and heap_update do).  *ismulti tells which.  Locks of other
+ * transactions are gone by now: the caller waited for them.
+ */
+TransactionId
+fractam_deleter_xmax(HeapTupleHeader hdr, TransactionId xid, bool *ismulti)
+{
+	TransactionId old = HeapTupleHeaderGetRawXmax(hdr);
+
+	*ismulti = false;
+	if ((hdr->t_infomask & HEAP_XMAX_INVALID) || !TransactionIdIsValid(old) ||
+		!HEAP_XMAX_IS_LOCKED_ONLY(hdr->t_infomask))
+		return xid;
+	if (hdr->t_infomask & HEAP_XMAX_IS_MULTI)
+	{
+		MultiXactMember *members;
+		int			n = GetMultiXactIdMembers(old, &members, false, true);
+		bool		keep = false;
+		int			i;
+
+		for (i = 0; i < n; i++)
+			if (TransactionIdIsCurrentTransactionId(members[i].xid) &&
+				!TransactionIdEquals(members[i].xid, xid))
+				keep = true;
+		if (n > 0)
+			pfree(members);
+		if (!keep)
+			return xid;
+		MultiXactIdSetOldestMember();
+		*ismulti = true;
+		return MultiXactIdExpand(old, xid, MultiXactStatusUpdate);
+	}
+	if (!TransactionIdIsCurrentTransactionId(old) || TransactionIdEquals(old, xid))
+		return xid;
+	MultiXactIdSetOldestMember();
+	*ismulti = true;
+	return MultiXactIdCreate(old, status_of_mode(mode_of_xmax(hdr)),
+							 xid, MultiXactStatusUpdate);
+}
+
+/* Is the version locked by this transaction tree (any of its xids)? */
+bool
+fractam_locked_by_us(HeapTupleHeader hdr)
+{
+	TransactionId old = HeapTupleHeaderGetRawXmax(hdr);
+	int			nxids;
+	int			own;
+	bool		others;
+	TransactionId *xids;
+
+	if ((hdr->t_infomask & HEAP_XMAX_INVALID) || !TransactionIdIsValid(old) ||
+		!HEAP_XMAX_IS_LOCKED_ONLY(hdr->t_infomask))
+		return false;
+	xids = conflicting_holders(hdr, LockTupleKeyShare, &nxids, &own, &others);
+	if (xids)
+		pfree(xids);
+	return own >= 0;
+}
+
 static void
 fill_failure(HeapTupleHeader hdr, TM_Result result, TM_FailureData *tmfd)
 {
@@ -382,7 +445,14 @@ fractam_tuple_lock(Relation rel, ItemPointer tid, Snapshot snapshot,
 			{
 				result = find_last_version(rel, &cur, cid, wait_policy, tmfd);
 				if (result == TM_Ok)
+				{
+					/*
+					 * The caller's TID follows to the newest version, as
+					 * heap's does: the executor retries its update there.
+					 */
+					*tid = cur;
 					continue;	/* lock the newest version */
+				}
 			}
 			return result;
 		}

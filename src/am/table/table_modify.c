@@ -268,16 +268,24 @@ lock_for_change(Relation rel, FtTree *tree, ItemPointer tid, CommandId cid,
 	}
 }
 
-/* The header of a version this transaction deletes or replaces */
+/*
+ * The header of a version this transaction deletes or replaces (h holds
+ * its current header; cid is already adjusted for combo command ids).
+ */
 static void
 set_deleter(HeaderCopy *h, TransactionId xid, CommandId cid, bool iscombo,
 			ItemPointer next)
 {
+	bool		ismulti;
+	TransactionId xmax = fractam_deleter_xmax(&h->hdr, xid, &ismulti);
+
 	h->hdr.t_infomask &= ~(HEAP_XMAX_BITS | HEAP_MOVED);
 	h->hdr.t_infomask2 &= ~HEAP_KEYS_UPDATED;
 	/* no HOT and no key-column tracking yet: every change is a key change */
 	h->hdr.t_infomask2 |= HEAP_KEYS_UPDATED;
-	HeapTupleHeaderSetXmax(&h->hdr, xid);
+	if (ismulti)
+		h->hdr.t_infomask |= HEAP_XMAX_IS_MULTI | HEAP_XMAX_EXCL_LOCK;
+	HeapTupleHeaderSetXmax(&h->hdr, xmax);
 	HeapTupleHeaderSetCmax(&h->hdr, cid, iscombo);
 	if (next)
 		h->hdr.t_ctid = *next;
@@ -393,16 +401,18 @@ fractam_tuple_update(Relation rel, ItemPointer otid, TupleTableSlot *slot,
 		 */
 		oldcopy = copy_version(rel, &ref, otid);
 		memcpy(h.data, ref.item + FRACTAM_PATCH_START, FRACTAM_PATCH_LEN);
-		had_own_lock = !(h.hdr.t_infomask & HEAP_XMAX_INVALID) &&
-			HEAP_XMAX_IS_LOCKED_ONLY(h.hdr.t_infomask) &&
-			TransactionIdIsValid(HeapTupleHeaderGetRawXmax(&h.hdr));
-		h.hdr.t_infomask &= ~(HEAP_XMAX_BITS | HEAP_MOVED);
-		h.hdr.t_infomask2 &= ~HEAP_KEYS_UPDATED;
-		h.hdr.t_infomask |= HEAP_XMAX_EXCL_LOCK | HEAP_XMAX_LOCK_ONLY;
-		h.hdr.t_infomask2 |= HEAP_KEYS_UPDATED;	/* FOR UPDATE: no sharers */
-		HeapTupleHeaderSetXmax(&h.hdr, xid);
-		ft_item_patch(&tree, &ref, FRACTAM_PATCH_START, h.data,
-					  FRACTAM_PATCH_LEN);
+		had_own_lock = fractam_locked_by_us(&h.hdr);
+		if (!had_own_lock)
+		{
+			/* (a lock of ours already keeps every other writer waiting) */
+			h.hdr.t_infomask &= ~(HEAP_XMAX_BITS | HEAP_MOVED);
+			h.hdr.t_infomask2 &= ~HEAP_KEYS_UPDATED;
+			h.hdr.t_infomask |= HEAP_XMAX_EXCL_LOCK | HEAP_XMAX_LOCK_ONLY;
+			h.hdr.t_infomask2 |= HEAP_KEYS_UPDATED; /* FOR UPDATE: no sharers */
+			HeapTupleHeaderSetXmax(&h.hdr, xid);
+			ft_item_patch(&tree, &ref, FRACTAM_PATCH_START, h.data,
+						  FRACTAM_PATCH_LEN);
+		}
 		ft_item_release(&ref);
 
 		heaptup = prepare_version(rel, newtup, xid, cid, 0, oldcopy);

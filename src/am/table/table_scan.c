@@ -63,8 +63,6 @@ typedef struct FractamScanDescData
 	BlockNumber sample_nblocks;
 	BlockNumber sample_block;
 	int			sample_at[FRACTAM_ROWS_PER_BLOCK + 1];
-	BlockNumber analyze_nblocks;	/* ANALYZE: file blocks sampled over */
-	uint64		analyze_rowids; /* and row ids they stand for */
 } FractamScanDescData;
 
 typedef FractamScanDescData *FractamScanDesc;
@@ -702,38 +700,20 @@ fractam_scan_bitmap_next_tuple(TableScanDesc sscan,
 }
 
 /*
- * ANALYZE samples blocks of the file (RelationGetNumberOfBlocks), but TID
- * blocks are pseudo-blocks of row ids.  File block b stands for the b-th of
- * as many equal slices of the row ids handed out: every row id belongs to
- * exactly one slice, so the sample has no duplicates and ANALYZE's
- * rows-per-block arithmetic scales to the right total.
+ * ANALYZE samples TID blocks (RelationGetNumberOfBlocks reports the
+ * pseudo-blocks that hold versions, see fractam_relation_size): block b is
+ * the versions with row ids b * FRACTAM_ROWS_PER_BLOCK and up, so every row
+ * id belongs to exactly one block and ANALYZE's rows-per-block arithmetic
+ * scales to the right total.
  */
 bool
 fractam_scan_analyze_next_block(TableScanDesc sscan, BlockNumber blockno,
 								BufferAccessStrategy bstrategy)
 {
 	FractamScanDesc scan = (FractamScanDesc) sscan;
-	FtRowId		lo;
-	FtRowId		hi;
+	FtRowId		lo = (FtRowId) blockno * FRACTAM_ROWS_PER_BLOCK;
 
-	if (scan->analyze_nblocks == 0)
-	{
-		scan->analyze_nblocks = RelationGetNumberOfBlocks(sscan->rs_rd);
-		scan->analyze_rowids = fractam_rowid_limit(sscan->rs_rd);
-	}
-	if (blockno >= scan->analyze_nblocks)
-	{
-		reset_range(scan);
-		return true;
-	}
-#ifdef HAVE_INT128
-	lo = (FtRowId) (((uint128) blockno * scan->analyze_rowids) / scan->analyze_nblocks);
-	hi = (FtRowId) (((uint128) (blockno + 1) * scan->analyze_rowids) / scan->analyze_nblocks);
-#else
-	lo = (FtRowId) ((long double) blockno * scan->analyze_rowids / scan->analyze_nblocks);
-	hi = (FtRowId) ((long double) (blockno + 1) * scan->analyze_rowids / scan->analyze_nblocks);
-#endif
-	collect_range(scan, lo, hi, NULL);
+	collect_range(scan, lo, lo + FRACTAM_ROWS_PER_BLOCK, NULL);
 	return true;
 }
 

@@ -7,6 +7,8 @@
  */
 #include "postgres.h"
 
+#include <math.h>
+
 #include "access/heaptoast.h"
 #include "access/multixact.h"
 #include "access/xloginsert.h"
@@ -14,6 +16,7 @@
 #include "catalog/storage.h"
 #include "catalog/storage_xlog.h"
 #include "miscadmin.h"
+#include "optimizer/plancat.h"
 #include "storage/bufmgr.h"
 #include "storage/smgr.h"
 #include "utils/builtins.h"
@@ -109,6 +112,30 @@ fractam_next_rowid(Relation rel)
 		cache->end_rowid = cache->next_rowid + FRACTAM_ROWS_PER_BLOCK;
 	}
 	return cache->next_rowid++;
+}
+
+/*
+ * One more than the largest row id stored (0 if the table is empty): the
+ * TID blocks that hold versions are those below it.  Read from the end of
+ * the tree.
+ */
+FtRowId
+fractam_rowid_end(Relation rel)
+{
+	FtTree		tree;
+	FtScan		scan;
+	const char *item;
+	Size		len;
+	FtRowId		end = 0;
+
+	fractam_table_tree(rel, &tree);
+	scan = ft_scan_begin(&tree);
+	ft_scan_set_keep_pins(scan, false);
+	ft_scan_seek(scan, NULL, 0, false);
+	if (ft_scan_next(scan, &item, &len))
+		end = fractam_item_rowid(item) + 1;
+	ft_scan_end(scan);
+	return end;
 }
 
 /* Row ids below this were handed out (versions may exist for them) */
@@ -238,22 +265,32 @@ fractam_relation_copy_data(Relation rel, const RelFileNode *newrnode)
 
 /*
  * The size of a fork.  PostgreSQL reads the main fork's size as the number
- * of TID blocks (RelationGetNumberOfBlocks: BRIN, ANALYZE, bitmap and
- * sample scans), and TID blocks are pseudo-blocks of row ids, which can
- * outnumber the pages: the main fork reports the larger of the two, so
- * that every row id is covered.  (pg_relation_size reads the files.)
+ * of TID blocks (RelationGetNumberOfBlocks, for BRIN, ANALYZE, bitmap,
+ * sample and parallel scans, and relpages), and TID blocks are
+ * pseudo-blocks of row ids: the main fork reports the pseudo-blocks up to
+ * the last version stored, as a heap's last page holds its last tuple, so
+ * every stored row id is covered and nothing beyond.  The planner's page
+ * count is the file's (see fractam_relation_estimate_size);
+ * pg_relation_size reads the files.
  */
 uint64
 fractam_relation_size(Relation rel, ForkNumber forkNumber)
 {
-	uint64		size = table_block_relation_size(rel, forkNumber);
+	uint64		size = 0;
+	ForkNumber	fork;
 
-	if ((forkNumber == MAIN_FORKNUM || forkNumber == InvalidForkNumber) &&
-		size > 0)
+	for (fork = 0; fork <= MAX_FORKNUM; fork++)
 	{
-		uint64		pseudo = fractam_rowid_limit(rel) / FRACTAM_ROWS_PER_BLOCK;
-
-		size = Max(size, pseudo * BLCKSZ);
+		if (forkNumber != InvalidForkNumber && fork != forkNumber)
+			continue;
+		if (fork == MAIN_FORKNUM)
+		{
+			if (smgrnblocks(RelationGetSmgr(rel), MAIN_FORKNUM) > 0)
+				size += ((fractam_rowid_end(rel) + FRACTAM_ROWS_PER_BLOCK - 1) /
+						 FRACTAM_ROWS_PER_BLOCK) * (uint64) BLCKSZ;
+		}
+		else if (smgrexists(RelationGetSmgr(rel), fork))
+			size += (uint64) smgrnblocks(RelationGetSmgr(rel), fork) * BLCKSZ;
 	}
 	return size;
 }
@@ -305,19 +342,49 @@ fractam_relation_needs_toast_table(Relation rel)
 }
 
 /*
- * Row count and page estimates.  A leaf holds row versions much as a heap
- * page holds tuples (8 bytes more each, for the row id), so heap's density
- * constants are used: the planner then makes heap's choices for the same
- * data.  No page is all-visible: there is no visibility map yet.
+ * Row count and page estimates, heap's way (table_block_relation_estimate_
+ * size) with two units: the pages the planner costs are the file's, while
+ * relpages in pg_class counts TID blocks (VACUUM and ANALYZE set it from
+ * RelationGetNumberOfBlocks), so reltuples / relpages is rows per TID
+ * block and scales by the TID blocks now.  Without statistics, rows are
+ * guessed from their width with heap's constants: a leaf holds row versions
+ * much as a heap page holds tuples (8 bytes more each), so the planner
+ * makes heap's choices for the same data.  No page is all-visible yet.
  */
 void
 fractam_relation_estimate_size(Relation rel, int32 *attr_widths,
 							   BlockNumber *pages, double *tuples,
 							   double *allvisfrac)
 {
-	table_block_relation_estimate_size(rel, attr_widths, pages, tuples,
-									   allvisfrac,
-									   MAXALIGN(SizeofHeapTupleHeader) + sizeof(ItemIdData),
-									   BLCKSZ - SizeOfPageHeaderData);
+	BlockNumber curpages = smgrnblocks(RelationGetSmgr(rel), MAIN_FORKNUM);
+	BlockNumber relpages = (BlockNumber) rel->rd_rel->relpages;
+	double		reltuples = (double) rel->rd_rel->reltuples;
+	double		density;
+
+	/* the metapage holds no rows */
+	if (curpages > 0)
+		curpages--;
+	/* heap's guess for a table never vacuumed or analyzed: 10 pages */
+	if (curpages < 10 && relpages == 0 && !rel->rd_rel->relhassubclass)
+		curpages = 10;
+	*pages = curpages;
 	*allvisfrac = 0;
+	if (curpages == 0)
+	{
+		*tuples = 0;
+		return;
+	}
+	if (reltuples >= 0 && relpages > 0)
+	{
+		double		tidblocks = (double) (fractam_rowid_limit(rel) /
+										  FRACTAM_ROWS_PER_BLOCK);
+
+		*tuples = rint(reltuples / relpages * Max(tidblocks, 1.0));
+		return;
+	}
+	density = (double) ((BLCKSZ - SizeOfPageHeaderData) *
+						RelationGetFillFactor(rel, HEAP_DEFAULT_FILLFACTOR) / 100) /
+		MAXALIGN(get_rel_data_width(rel, attr_widths) +
+				 MAXALIGN(SizeofHeapTupleHeader) + sizeof(ItemIdData));
+	*tuples = rint(density * curpages);
 }

@@ -101,6 +101,9 @@ vacuum_version(const char *item, Size len, void *arg)
 			if (!MultiXactIdIsValid(st->min_multi) ||
 				MultiXactIdPrecedes(multi, st->min_multi))
 				st->min_multi = multi;
+			/* an updater inside it is an xid the table still stores */
+			if (!HEAP_XMAX_IS_LOCKED_ONLY(hdr->t_infomask))
+				note_stored_xid(st, HeapTupleGetUpdateXid(hdr));
 		}
 		else
 			note_stored_xid(st, HeapTupleHeaderGetRawXmax(hdr));
@@ -182,6 +185,11 @@ fractam_relation_vacuum(Relation rel, struct VacuumParams *params,
 						  &multi_cutoff);
 
 	vac_open_indexes(rel, RowExclusiveLock, &nindexes, &indrels);
+	/* indexes are vacuumed one after the other (as heap's temp tables) */
+	if (params->nworkers > 0 && nindexes > 1 && RelationUsesLocalBuffers(rel))
+		ereport(WARNING,
+				(errmsg("disabling parallel option of vacuum on \"%s\" --- cannot vacuum temporary tables in parallel",
+						RelationGetRelationName(rel))));
 	istats = palloc0(sizeof(IndexBulkDeleteResult *) * Max(nindexes, 1));
 
 	max_items = (int) Min((Size) maintenance_work_mem * 1024L / sizeof(ItemPointerData),

@@ -12,9 +12,11 @@
  *
  * Row locks (table_lock.c) write a lock-only xmax: one transaction's xid,
  * or a MultiXact of several lockers.  A lock-only xmax never deletes.
- * Updates and deletes always wait for every other locker and replace the
- * xmax with their own xid, so a MultiXact here is always lock-only; one
- * that is not was not written by this build and is reported as corrupt.
+ * Updates and deletes wait for every other transaction's locks and replace
+ * the xmax with their own xid, or, when their own transaction tree holds a
+ * lock under another (sub)transaction id, with a MultiXact of that lock
+ * and the update, so that rolling back the updating subtransaction keeps
+ * the lock (heap does the same).
  *
  *-------------------------------------------------------------------------
  */
@@ -37,26 +39,30 @@ xmin_frozen(HeapTupleHeader tup)
 	return HeapTupleHeaderXminFrozen(tup);
 }
 
-static void
-check_no_multi(HeapTupleHeader tup)
+/*
+ * The transaction that deleted or updated the version, or
+ * InvalidTransactionId if none did (no xmax, or only row locks).  A
+ * MultiXact xmax that is not lock-only holds an updater beside lockers of
+ * the same transaction tree (a subtransaction deleting a row its parent
+ * locked keeps that lock, as heap does).
+ */
+static inline TransactionId
+deleter_xid(HeapTupleHeader tup)
 {
-	if ((tup->t_infomask & HEAP_XMAX_IS_MULTI) &&
-		!HEAP_XMAX_IS_LOCKED_ONLY(tup->t_infomask))
-		ereport(ERROR,
-				(errcode(ERRCODE_DATA_CORRUPTED),
-				 errmsg_internal("fractam row version has an updating MultiXact, which this build does not write (infomask 0x%04x)",
-								 tup->t_infomask)));
+	if ((tup->t_infomask & HEAP_XMAX_INVALID) != 0 ||
+		!TransactionIdIsValid(HeapTupleHeaderGetRawXmax(tup)) ||
+		HEAP_XMAX_IS_LOCKED_ONLY(tup->t_infomask))
+		return InvalidTransactionId;
+	if (tup->t_infomask & HEAP_XMAX_IS_MULTI)
+		return HeapTupleGetUpdateXid(tup);
+	return HeapTupleHeaderGetRawXmax(tup);
 }
 
 /* no deleting xmax (none, or only a row lock) */
 static inline bool
 xmax_unset(HeapTupleHeader tup)
 {
-	if ((tup->t_infomask & HEAP_XMAX_INVALID) != 0 ||
-		!TransactionIdIsValid(HeapTupleHeaderGetRawXmax(tup)))
-		return true;
-	check_no_multi(tup);
-	return HEAP_XMAX_IS_LOCKED_ONLY(tup->t_infomask);
+	return !TransactionIdIsValid(deleter_xid(tup));
 }
 
 /* super-deleted speculative insertions have no xmin */
@@ -83,8 +89,7 @@ visible_mvcc(HeapTupleHeader tup, Snapshot snapshot)
 				return false;	/* inserted after the scan started */
 			if (xmax_unset(tup))
 				return true;
-			check_no_multi(tup);
-			if (!TransactionIdIsCurrentTransactionId(HeapTupleHeaderGetRawXmax(tup)))
+			if (!TransactionIdIsCurrentTransactionId(deleter_xid(tup)))
 				return true;	/* deleting subtransaction aborted */
 			return HeapTupleHeaderGetCmax(tup) >= snapshot->curcid;
 		}
@@ -97,8 +102,7 @@ visible_mvcc(HeapTupleHeader tup, Snapshot snapshot)
 	/* xmin is visible: is the deletion? */
 	if (xmax_unset(tup))
 		return true;
-	check_no_multi(tup);
-	xmax = HeapTupleHeaderGetRawXmax(tup);
+	xmax = deleter_xid(tup);
 	if (TransactionIdIsCurrentTransactionId(xmax))
 		return HeapTupleHeaderGetCmax(tup) >= snapshot->curcid;
 	if (XidInMVCCSnapshot(xmax, snapshot))
@@ -131,8 +135,7 @@ visible_self_or_dirty(HeapTupleHeader tup, Snapshot snapshot, bool dirty)
 		{
 			if (xmax_unset(tup))
 				return true;
-			check_no_multi(tup);
-			if (!TransactionIdIsCurrentTransactionId(HeapTupleHeaderGetRawXmax(tup)))
+			if (!TransactionIdIsCurrentTransactionId(deleter_xid(tup)))
 				return true;	/* deleting subtransaction aborted */
 			return false;
 		}
@@ -152,8 +155,7 @@ visible_self_or_dirty(HeapTupleHeader tup, Snapshot snapshot, bool dirty)
 
 	if (xmax_unset(tup))
 		return true;
-	check_no_multi(tup);
-	xmax = HeapTupleHeaderGetRawXmax(tup);
+	xmax = deleter_xid(tup);
 	if (TransactionIdIsCurrentTransactionId(xmax))
 		return false;
 	if (TransactionIdIsInProgress(xmax))
@@ -225,8 +227,7 @@ fractam_tuple_htsv(HeapTupleHeader tup, TransactionId *dead_after)
 		{
 			if (xmax_unset(tup))
 				return HEAPTUPLE_INSERT_IN_PROGRESS;
-			check_no_multi(tup);
-			if (TransactionIdIsCurrentTransactionId(HeapTupleHeaderGetRawXmax(tup)))
+			if (TransactionIdIsCurrentTransactionId(deleter_xid(tup)))
 				return HEAPTUPLE_DELETE_IN_PROGRESS;
 			return HEAPTUPLE_INSERT_IN_PROGRESS;	/* deleter aborted */
 		}
@@ -237,8 +238,7 @@ fractam_tuple_htsv(HeapTupleHeader tup, TransactionId *dead_after)
 	}
 	if (xmax_unset(tup))
 		return HEAPTUPLE_LIVE;
-	check_no_multi(tup);
-	xmax = HeapTupleHeaderGetRawXmax(tup);
+	xmax = deleter_xid(tup);
 	if (TransactionIdIsCurrentTransactionId(xmax) ||
 		TransactionIdIsInProgress(xmax))
 		return HEAPTUPLE_DELETE_IN_PROGRESS;
@@ -283,8 +283,7 @@ fractam_tuple_satisfies_update(HeapTupleHeader tup, ItemPointer self,
 				return TM_Invisible;	/* inserted after the scan started */
 			if (xmax_unset(tup))
 				return TM_Ok;
-			check_no_multi(tup);
-			if (!TransactionIdIsCurrentTransactionId(HeapTupleHeaderGetRawXmax(tup)))
+			if (!TransactionIdIsCurrentTransactionId(deleter_xid(tup)))
 				return TM_Ok;	/* deleting subtransaction aborted */
 			return HeapTupleHeaderGetCmax(tup) >= curcid ?
 				TM_SelfModified : TM_Invisible;
@@ -297,7 +296,6 @@ fractam_tuple_satisfies_update(HeapTupleHeader tup, ItemPointer self,
 	if ((tup->t_infomask & HEAP_XMAX_INVALID) != 0 ||
 		!TransactionIdIsValid(HeapTupleHeaderGetRawXmax(tup)))
 		return TM_Ok;
-	check_no_multi(tup);
 	xmax = HeapTupleHeaderGetRawXmax(tup);
 	if (HEAP_XMAX_IS_LOCKED_ONLY(tup->t_infomask))
 	{
@@ -313,6 +311,20 @@ fractam_tuple_satisfies_update(HeapTupleHeader tup, ItemPointer self,
 		if (TransactionIdIsInProgress(xmax))
 			return TM_BeingModified;
 		return TM_Ok;
+	}
+	if (tup->t_infomask & HEAP_XMAX_IS_MULTI)
+	{
+		/* an updater with lockers: judge the updater, then the lockers */
+		TransactionId upd = HeapTupleGetUpdateXid(tup);
+
+		if (TransactionIdIsCurrentTransactionId(upd))
+			return HeapTupleHeaderGetCmax(tup) >= curcid ?
+				TM_SelfModified : TM_Invisible;
+		if (TransactionIdIsInProgress(upd))
+			return TM_BeingModified;
+		if (!TransactionIdDidCommit(upd))
+			return MultiXactIdIsRunning(xmax, false) ? TM_BeingModified : TM_Ok;
+		return ItemPointerEquals(self, &tup->t_ctid) ? TM_Deleted : TM_Updated;
 	}
 	if (TransactionIdIsCurrentTransactionId(xmax))
 		return HeapTupleHeaderGetCmax(tup) >= curcid ?
