@@ -279,7 +279,7 @@ CREATE INDEX CONCURRENTLY frw_cic ON frw (t);
 CREATE UNIQUE INDEX CONCURRENTLY frw_cic_u ON frw USING fractam (id);
 REINDEX INDEX CONCURRENTLY frw_id;
 SELECT indexrelid::regclass, indisvalid FROM pg_index
-  WHERE indrelid = 'frw'::regclass ORDER BY 1::text;
+  WHERE indrelid = 'frw'::regclass ORDER BY indexrelid::regclass::text;
 SET enable_seqscan = off;
 SELECT count(*) FROM frw WHERE t LIKE 'u%';
 SELECT id FROM frw WHERE id = 10;

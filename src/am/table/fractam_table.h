@@ -22,6 +22,7 @@
 #define FRACTAM_TABLE_H
 
 #include "access/heapam.h"
+#include "access/multixact.h"
 #include "access/htup_details.h"
 #include "access/tableam.h"
 #include "storage/lmgr.h"
@@ -226,8 +227,8 @@ extern TM_Result fractam_tuple_update(Relation rel, ItemPointer otid,
 
 /* table_lock.c */
 extern bool fractam_holders_conflict(HeapTupleHeader hdr);
-extern TransactionId fractam_deleter_xmax(HeapTupleHeader hdr,
-										  TransactionId xid, bool *ismulti);
+extern TransactionId fractam_own_xmax(HeapTupleHeader hdr, TransactionId xid,
+									  MultiXactStatus status, bool *ismulti);
 extern bool fractam_locked_by_us(HeapTupleHeader hdr);
 extern bool fractam_wait_for_holders(Relation rel, ItemPointer tid,
 									 FtItemRef *ref, XLTW_Oper oper);

@@ -231,15 +231,16 @@ fractam_wait_for_holders(Relation rel, ItemPointer tid, FtItemRef *ref,
 }
 
 /*
- * The xmax a delete or update by this (sub)transaction writes: its xid, or,
- * when the version holds a lock of this transaction tree under another xid
- * (taken before a SAVEPOINT, or by a parent), a MultiXact of that lock and
- * the update, so that rolling back to the savepoint keeps the lock (as
- * heap_delete and heap_update do).  *ismulti tells which.  Locks of other
- * transactions are gone by now: the caller waited for them.
+ * The xmax a delete, update (status MultiXactStatusUpdate) or row lock by
+ * this (sub)transaction writes when no other transaction holds the
+ * version: its xid, or, when the version holds a lock of this transaction
+ * tree under another xid (taken before a SAVEPOINT, or by a parent), a
+ * MultiXact of that lock and the new one, so that rolling back to the
+ * savepoint keeps the earlier lock (as heap does).  *ismulti tells which.
  */
 TransactionId
-fractam_deleter_xmax(HeapTupleHeader hdr, TransactionId xid, bool *ismulti)
+fractam_own_xmax(HeapTupleHeader hdr, TransactionId xid,
+				 MultiXactStatus status, bool *ismulti)
 {
 	TransactionId old = HeapTupleHeaderGetRawXmax(hdr);
 
@@ -264,14 +265,14 @@ fractam_deleter_xmax(HeapTupleHeader hdr, TransactionId xid, bool *ismulti)
 			return xid;
 		MultiXactIdSetOldestMember();
 		*ismulti = true;
-		return MultiXactIdExpand(old, xid, MultiXactStatusUpdate);
+		return MultiXactIdExpand(old, xid, status);
 	}
 	if (!TransactionIdIsCurrentTransactionId(old) || TransactionIdEquals(old, xid))
 		return xid;
 	MultiXactIdSetOldestMember();
 	*ismulti = true;
 	return MultiXactIdCreate(old, status_of_mode(mode_of_xmax(hdr)),
-							 xid, MultiXactStatusUpdate);
+							 xid, status);
 }
 
 /* Is the version locked by this transaction tree (any of its xids)? */
@@ -527,11 +528,22 @@ fractam_tuple_lock(Relation rel, ItemPointer tid, Snapshot snapshot,
 		}
 		else
 		{
-			/* alone: our xid, at the stronger of the old and new modes */
+			/*
+			 * Alone: our xid, at the stronger of the old and new modes, or
+			 * a MultiXact with a lock our transaction took under another
+			 * xid (before a SAVEPOINT), which must survive its rollback.
+			 */
+			bool		ismulti;
+			TransactionId newxmax = fractam_own_xmax(hdr, xid,
+													 status_of_mode(mode),
+													 &ismulti);
+
 			if (own > (int) mode)
 				mode = (LockTupleMode) own;
 			h.hdr.t_infomask |= HEAP_XMAX_LOCK_ONLY;
-			HeapTupleHeaderSetXmax(&h.hdr, xid);
+			if (ismulti)
+				h.hdr.t_infomask |= HEAP_XMAX_IS_MULTI;
+			HeapTupleHeaderSetXmax(&h.hdr, newxmax);
 		}
 		switch (mode)
 		{

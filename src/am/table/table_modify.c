@@ -18,6 +18,7 @@
 #include "postgres.h"
 
 #include "access/heaptoast.h"
+#include "access/multixact.h"
 #include "access/xact.h"
 #include "access/xlog.h"
 #include "am/table/fractam_table.h"
@@ -277,7 +278,8 @@ set_deleter(HeaderCopy *h, TransactionId xid, CommandId cid, bool iscombo,
 			ItemPointer next)
 {
 	bool		ismulti;
-	TransactionId xmax = fractam_deleter_xmax(&h->hdr, xid, &ismulti);
+	TransactionId xmax = fractam_own_xmax(&h->hdr, xid, MultiXactStatusUpdate,
+										  &ismulti);
 
 	h->hdr.t_infomask &= ~(HEAP_XMAX_BITS | HEAP_MOVED);
 	h->hdr.t_infomask2 &= ~HEAP_KEYS_UPDATED;

@@ -700,11 +700,11 @@ fractam_scan_bitmap_next_tuple(TableScanDesc sscan,
 }
 
 /*
- * ANALYZE samples TID blocks (RelationGetNumberOfBlocks reports the
- * pseudo-blocks that hold versions, see fractam_relation_size): block b is
+ * ANALYZE samples TID blocks (RelationGetNumberOfBlocks covers every
+ * pseudo-block that holds versions, see fractam_relation_size): block b is
  * the versions with row ids b * FRACTAM_ROWS_PER_BLOCK and up, so every row
- * id belongs to exactly one block and ANALYZE's rows-per-block arithmetic
- * scales to the right total.
+ * id belongs to exactly one block, blocks beyond the last version are
+ * empty, and ANALYZE's rows-per-block arithmetic scales to the right total.
  */
 bool
 fractam_scan_analyze_next_block(TableScanDesc sscan, BlockNumber blockno,

@@ -7,7 +7,6 @@
  */
 #include "postgres.h"
 
-#include <math.h>
 
 #include "access/heaptoast.h"
 #include "access/multixact.h"
@@ -16,7 +15,6 @@
 #include "catalog/storage.h"
 #include "catalog/storage_xlog.h"
 #include "miscadmin.h"
-#include "optimizer/plancat.h"
 #include "storage/bufmgr.h"
 #include "storage/smgr.h"
 #include "utils/builtins.h"
@@ -265,32 +263,26 @@ fractam_relation_copy_data(Relation rel, const RelFileNode *newrnode)
 
 /*
  * The size of a fork.  PostgreSQL reads the main fork's size as the number
- * of TID blocks (RelationGetNumberOfBlocks, for BRIN, ANALYZE, bitmap,
- * sample and parallel scans, and relpages), and TID blocks are
- * pseudo-blocks of row ids: the main fork reports the pseudo-blocks up to
- * the last version stored, as a heap's last page holds its last tuple, so
- * every stored row id is covered and nothing beyond.  The planner's page
- * count is the file's (see fractam_relation_estimate_size);
- * pg_relation_size reads the files.
+ * of TID blocks (RelationGetNumberOfBlocks: BRIN, ANALYZE, bitmap scans,
+ * relpages), and TID blocks are pseudo-blocks of row ids, which may
+ * outnumber the pages (once rows are compressed, or after much churn): the
+ * main fork reports the larger of its file and the pseudo-blocks up to the
+ * last version stored, so every stored row id is covered, and relpages and
+ * ANALYZE's arithmetic stay in pages as they are for heap (a sampled block
+ * beyond the last pseudo-block is simply empty).
  */
 uint64
 fractam_relation_size(Relation rel, ForkNumber forkNumber)
 {
-	uint64		size = 0;
-	ForkNumber	fork;
+	uint64		size = table_block_relation_size(rel, forkNumber);
 
-	for (fork = 0; fork <= MAX_FORKNUM; fork++)
+	if ((forkNumber == MAIN_FORKNUM || forkNumber == InvalidForkNumber) &&
+		smgrnblocks(RelationGetSmgr(rel), MAIN_FORKNUM) > 0)
 	{
-		if (forkNumber != InvalidForkNumber && fork != forkNumber)
-			continue;
-		if (fork == MAIN_FORKNUM)
-		{
-			if (smgrnblocks(RelationGetSmgr(rel), MAIN_FORKNUM) > 0)
-				size += ((fractam_rowid_end(rel) + FRACTAM_ROWS_PER_BLOCK - 1) /
-						 FRACTAM_ROWS_PER_BLOCK) * (uint64) BLCKSZ;
-		}
-		else if (smgrexists(RelationGetSmgr(rel), fork))
-			size += (uint64) smgrnblocks(RelationGetSmgr(rel), fork) * BLCKSZ;
+		uint64		pseudo = (fractam_rowid_end(rel) + FRACTAM_ROWS_PER_BLOCK - 1) /
+			FRACTAM_ROWS_PER_BLOCK;
+
+		size = Max(size, pseudo * BLCKSZ);
 	}
 	return size;
 }
@@ -342,49 +334,19 @@ fractam_relation_needs_toast_table(Relation rel)
 }
 
 /*
- * Row count and page estimates, heap's way (table_block_relation_estimate_
- * size) with two units: the pages the planner costs are the file's, while
- * relpages in pg_class counts TID blocks (VACUUM and ANALYZE set it from
- * RelationGetNumberOfBlocks), so reltuples / relpages is rows per TID
- * block and scales by the TID blocks now.  Without statistics, rows are
- * guessed from their width with heap's constants: a leaf holds row versions
- * much as a heap page holds tuples (8 bytes more each), so the planner
- * makes heap's choices for the same data.  No page is all-visible yet.
+ * Row count and page estimates, heap's own way and with heap's constants:
+ * a leaf holds row versions much as a heap page holds tuples (8 bytes more
+ * each, for the row id), so the planner makes heap's choices for the same
+ * data.  No page is all-visible yet (no visibility map).
  */
 void
 fractam_relation_estimate_size(Relation rel, int32 *attr_widths,
 							   BlockNumber *pages, double *tuples,
 							   double *allvisfrac)
 {
-	BlockNumber curpages = smgrnblocks(RelationGetSmgr(rel), MAIN_FORKNUM);
-	BlockNumber relpages = (BlockNumber) rel->rd_rel->relpages;
-	double		reltuples = (double) rel->rd_rel->reltuples;
-	double		density;
-
-	/* the metapage holds no rows */
-	if (curpages > 0)
-		curpages--;
-	/* heap's guess for a table never vacuumed or analyzed: 10 pages */
-	if (curpages < 10 && relpages == 0 && !rel->rd_rel->relhassubclass)
-		curpages = 10;
-	*pages = curpages;
+	table_block_relation_estimate_size(rel, attr_widths, pages, tuples,
+									   allvisfrac,
+									   MAXALIGN(SizeofHeapTupleHeader) + sizeof(ItemIdData),
+									   BLCKSZ - SizeOfPageHeaderData);
 	*allvisfrac = 0;
-	if (curpages == 0)
-	{
-		*tuples = 0;
-		return;
-	}
-	if (reltuples >= 0 && relpages > 0)
-	{
-		double		tidblocks = (double) (fractam_rowid_limit(rel) /
-										  FRACTAM_ROWS_PER_BLOCK);
-
-		*tuples = rint(reltuples / relpages * Max(tidblocks, 1.0));
-		return;
-	}
-	density = (double) ((BLCKSZ - SizeOfPageHeaderData) *
-						RelationGetFillFactor(rel, HEAP_DEFAULT_FILLFACTOR) / 100) /
-		MAXALIGN(get_rel_data_width(rel, attr_widths) +
-				 MAXALIGN(SizeofHeapTupleHeader) + sizeof(ItemIdData));
-	*tuples = rint(density * curpages);
 }
