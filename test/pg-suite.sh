@@ -91,9 +91,14 @@ fetch_sources() {
 	mkdir -p "$dir/dl"
 	(
 		cd "$dir/dl" || exit 1
-		# the installed minor version, else the newest the mirror has
-		apt-get source --download-only "postgresql-$major=$installed" >/dev/null 2>&1 ||
-			apt-get source --download-only "postgresql-$major" >/dev/null 2>&1
+		# the installed minor version, else the newest the mirror serves
+		for v in "$installed" $(apt-cache showsrc "postgresql-$major" 2>/dev/null |
+			awk '/^Version:/ { print $2 }' | sort -V -r -u); do
+			rm -f ./*
+			apt-get source --download-only "postgresql-$major=$v" >/dev/null 2>&1 &&
+				ls ./*.orig.tar.* >/dev/null 2>&1 && exit 0
+		done
+		exit 1
 	) || return 1
 	tarball=$(ls "$dir"/dl/postgresql-"$major"_*.orig.tar.* 2>/dev/null | head -n 1)
 	[ -n "$tarball" ] || return 1
