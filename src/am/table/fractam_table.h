@@ -97,6 +97,13 @@ fractam_item_tuple(const char *item)
 #define FRACTAM_PATCH_START		FRACTAM_ROWID_SIZE
 #define FRACTAM_PATCH_LEN		offsetof(HeapTupleHeaderData, t_hoff)
 
+/* A version's header, copied out of its leaf to be changed and patched */
+typedef union FractamHeaderCopy
+{
+	HeapTupleHeaderData hdr;
+	char		data[MAXALIGN(SizeofHeapTupleHeader)];
+} FractamHeaderCopy;
+
 /* Per-relation state of a backend, kept in rd_amcache */
 typedef struct FractamTableCache
 {
@@ -112,6 +119,7 @@ extern FtRowId fractam_next_rowid(Relation rel);
 extern uint64 fractam_rowid_limit(Relation rel);
 extern FtRowId fractam_rowid_end(Relation rel);
 extern void fractam_forget_cache(Relation rel);
+extern HeapTuple fractam_item_copy(Relation rel, const char *item, Size len);
 extern HeapTuple fractam_fetch_version(Relation rel, FtRowId rowid);
 extern void fractam_store_version(Relation rel, FtRowId rowid, HeapTuple tup);
 extern void fractam_relation_set_new_filenode(Relation rel,

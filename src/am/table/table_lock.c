@@ -308,15 +308,11 @@ static void
 store_version(Relation rel, FtItemRef *ref, ItemPointer tid,
 			  TupleTableSlot *slot)
 {
-	HeapTupleData t;
 	HeapTuple	copy;
 	MemoryContext old = MemoryContextSwitchTo(slot->tts_mcxt);
 
-	t.t_len = ref->len - FRACTAM_ROWID_SIZE;
-	t.t_data = fractam_item_tuple(ref->item);
-	t.t_self = *tid;
-	t.t_tableOid = RelationGetRelid(rel);
-	copy = heap_copytuple(&t);
+	copy = fractam_item_copy(rel, ref->item, ref->len);
+	Assert(ItemPointerEquals(&copy->t_self, tid));
 	MemoryContextSwitchTo(old);
 	ExecStoreHeapTuple(copy, slot, true);
 }
@@ -415,11 +411,7 @@ fractam_tuple_lock(Relation rel, ItemPointer tid, Snapshot snapshot,
 		int			nxids;
 		int			own;
 		bool		others;
-		union
-		{
-			HeapTupleHeaderData hdr;
-			char		data[MAXALIGN(SizeofHeapTupleHeader)];
-		}			h;
+		FractamHeaderCopy h;
 
 		CHECK_FOR_INTERRUPTS();
 		fractam_table_tree(rel, &tree);

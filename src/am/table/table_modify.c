@@ -45,12 +45,6 @@ check_not_logical(Relation rel)
 				 errhint("Use wal_level = replica, or a heap table.")));
 }
 
-/* A version's header, copied out of the page to be changed and patched */
-typedef union
-{
-	HeapTupleHeaderData hdr;
-	char		data[MAXALIGN(SizeofHeapTupleHeader)];
-} HeaderCopy;
 
 /* Fill in a new version's header (heap_prepare_insert); may toast it */
 static HeapTuple
@@ -182,7 +176,7 @@ fractam_tuple_complete_speculative(Relation rel, TupleTableSlot *slot,
 {
 	FtTree		tree;
 	FtItemRef	ref;
-	HeaderCopy	h;
+	FractamHeaderCopy	h;
 	HeapTuple	toastcopy = NULL;
 
 	find_version(rel, &tree, &slot->tts_tid, &ref);
@@ -193,15 +187,7 @@ fractam_tuple_complete_speculative(Relation rel, TupleTableSlot *slot,
 	else
 	{
 		if (HeapTupleHeaderHasExternal(fractam_item_tuple(ref.item)))
-		{
-			HeapTupleData t;
-
-			t.t_len = ref.len - FRACTAM_ROWID_SIZE;
-			t.t_data = fractam_item_tuple(ref.item);
-			t.t_self = slot->tts_tid;
-			t.t_tableOid = RelationGetRelid(rel);
-			toastcopy = heap_copytuple(&t);
-		}
+			toastcopy = fractam_item_copy(rel, ref.item, ref.len);
 		h.hdr.t_infomask &= ~(HEAP_XMAX_BITS | HEAP_MOVED);
 		h.hdr.t_infomask2 &= ~HEAP_KEYS_UPDATED;
 		HeapTupleHeaderSetXmin(&h.hdr, InvalidTransactionId);
@@ -274,7 +260,7 @@ lock_for_change(Relation rel, FtTree *tree, ItemPointer tid, CommandId cid,
  * its current header; cid is already adjusted for combo command ids).
  */
 static void
-set_deleter(HeaderCopy *h, TransactionId xid, CommandId cid, bool iscombo,
+set_deleter(FractamHeaderCopy *h, TransactionId xid, CommandId cid, bool iscombo,
 			ItemPointer next)
 {
 	bool		ismulti;
@@ -293,18 +279,6 @@ set_deleter(HeaderCopy *h, TransactionId xid, CommandId cid, bool iscombo,
 		h->hdr.t_ctid = *next;
 }
 
-static HeapTuple
-copy_version(Relation rel, FtItemRef *ref, ItemPointer tid)
-{
-	HeapTupleData t;
-
-	t.t_len = ref->len - FRACTAM_ROWID_SIZE;
-	t.t_data = fractam_item_tuple(ref->item);
-	t.t_self = *tid;
-	t.t_tableOid = RelationGetRelid(rel);
-	return heap_copytuple(&t);
-}
-
 TM_Result
 fractam_tuple_delete(Relation rel, ItemPointer tid, CommandId cid,
 					 Snapshot snapshot, Snapshot crosscheck, bool wait,
@@ -313,7 +287,7 @@ fractam_tuple_delete(Relation rel, ItemPointer tid, CommandId cid,
 	TransactionId xid = GetCurrentTransactionId();
 	FtTree		tree;
 	FtItemRef	ref;
-	HeaderCopy	h;
+	FractamHeaderCopy	h;
 	bool		iscombo;
 	HeapTuple	toastcopy = NULL;
 	TM_Result	result;
@@ -329,7 +303,7 @@ fractam_tuple_delete(Relation rel, ItemPointer tid, CommandId cid,
 	if (HeapTupleHeaderHasExternal(fractam_item_tuple(ref.item)) &&
 		(rel->rd_rel->relkind == RELKIND_RELATION ||
 		 rel->rd_rel->relkind == RELKIND_MATVIEW))
-		toastcopy = copy_version(rel, &ref, tid);
+		toastcopy = fractam_item_copy(rel, ref.item, ref.len);
 	HeapTupleHeaderAdjustCmax(&h.hdr, &cid, &iscombo);
 	set_deleter(&h, xid, cid, iscombo, tid);
 	if (changingPart)
@@ -359,7 +333,7 @@ fractam_tuple_update(Relation rel, ItemPointer otid, TupleTableSlot *slot,
 	HeapTuple	oldcopy = NULL;
 	FtTree		tree;
 	FtItemRef	ref;
-	HeaderCopy	h;
+	FractamHeaderCopy	h;
 	bool		iscombo;
 	CommandId	cmax = cid;
 	FtRowId		newrowid;
@@ -401,7 +375,7 @@ fractam_tuple_update(Relation rel, ItemPointer otid, TupleTableSlot *slot,
 		 * transaction first (as heap_update does), so that nobody changes
 		 * it meanwhile, then toast, then find it again.
 		 */
-		oldcopy = copy_version(rel, &ref, otid);
+		oldcopy = fractam_item_copy(rel, ref.item, ref.len);
 		memcpy(h.data, ref.item + FRACTAM_PATCH_START, FRACTAM_PATCH_LEN);
 		had_own_lock = fractam_locked_by_us(&h.hdr);
 		if (!had_own_lock)

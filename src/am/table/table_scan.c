@@ -607,6 +607,7 @@ collect_range(FractamScanDesc scan, FtRowId lo, FtRowId hi, Snapshot snapshot)
 		FtRowId		rowid = fractam_item_rowid(item);
 		HeapTupleHeader hdr = fractam_item_tuple(item);
 		HeapTuple	tup;
+		MemoryContext old;
 
 		if (rowid >= hi)
 			break;
@@ -625,13 +626,9 @@ collect_range(FractamScanDesc scan, FtRowId lo, FtRowId hi, Snapshot snapshot)
 				PredicateLockTID(rel, &tid, snapshot, HeapTupleHeaderGetXmin(hdr));
 			}
 		}
-		tup = MemoryContextAlloc(scan->rangecxt,
-								 HEAPTUPLESIZE + len - FRACTAM_ROWID_SIZE);
-		tup->t_len = len - FRACTAM_ROWID_SIZE;
-		tup->t_data = (HeapTupleHeader) ((char *) tup + HEAPTUPLESIZE);
-		memcpy(tup->t_data, hdr, tup->t_len);
-		fractam_rowid_tid(rowid, &tup->t_self);
-		tup->t_tableOid = RelationGetRelid(rel);
+		old = MemoryContextSwitchTo(scan->rangecxt);
+		tup = fractam_item_copy(rel, item, len);
+		MemoryContextSwitchTo(old);
 		keep_version(scan, tup, &size);
 	}
 	ft_scan_end(fts);

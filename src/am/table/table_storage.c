@@ -147,6 +147,24 @@ fractam_rowid_limit(Relation rel)
 }
 
 /*
+ * The row version in a tree item as a palloc'd HeapTuple (in the current
+ * memory context), t_self and t_tableOid set.
+ */
+HeapTuple
+fractam_item_copy(Relation rel, const char *item, Size len)
+{
+	Size		tlen = len - FRACTAM_ROWID_SIZE;
+	HeapTuple	tup = (HeapTuple) palloc(HEAPTUPLESIZE + tlen);
+
+	tup->t_len = tlen;
+	tup->t_data = (HeapTupleHeader) ((char *) tup + HEAPTUPLESIZE);
+	memcpy(tup->t_data, item + FRACTAM_ROWID_SIZE, tlen);
+	fractam_rowid_tid(fractam_item_rowid(item), &tup->t_self);
+	tup->t_tableOid = RelationGetRelid(rel);
+	return tup;
+}
+
+/*
  * A palloc'd copy of the version with row id rowid, or NULL if there is
  * none.  t_self and t_tableOid are set.
  */
@@ -157,20 +175,13 @@ fractam_fetch_version(Relation rel, FtRowId rowid)
 	FtItemRef	ref;
 	char		key[FRACTAM_ROWID_SIZE];
 	HeapTuple	tup;
-	Size		len;
 
 	fractam_table_tree(rel, &tree);
 	fractam_rowid_key(rowid, key);
 	if (!ft_item_find(&tree, key, sizeof(key), BUFFER_LOCK_SHARE, &ref))
 		return NULL;
-	len = ref.len - FRACTAM_ROWID_SIZE;
-	tup = (HeapTuple) palloc(HEAPTUPLESIZE + len);
-	tup->t_len = len;
-	tup->t_data = (HeapTupleHeader) ((char *) tup + HEAPTUPLESIZE);
-	memcpy(tup->t_data, ref.item + FRACTAM_ROWID_SIZE, len);
+	tup = fractam_item_copy(rel, ref.item, ref.len);
 	ft_item_release(&ref);
-	fractam_rowid_tid(rowid, &tup->t_self);
-	tup->t_tableOid = RelationGetRelid(rel);
 	return tup;
 }
 
@@ -185,8 +196,7 @@ fractam_store_version(Relation rel, FtRowId rowid, HeapTuple tup)
 	fractam_rowid_key(rowid, item);
 	memcpy(item + FRACTAM_ROWID_SIZE, tup->t_data, tup->t_len);
 	fractam_table_tree(rel, &tree);
-	ft_check_item_size(&tree, len);
-	ft_insert(&tree, item, len);
+	ft_insert(&tree, item, len);	/* refuses rows too large for a leaf */
 	pfree(item);
 }
 
