@@ -24,6 +24,7 @@ OBJS = \
 	src/am/table/table_scan.o \
 	src/am/table/table_modify.o \
 	src/am/table/table_lock.o \
+	src/am/table/table_xmax.o \
 	src/am/table/table_build.o \
 	src/am/table/table_vacuum.o \
 	src/ft/ft_init.o \

@@ -128,7 +128,9 @@ extern void ft_init(void);
 extern void ft_init_tree(FtTree *tree, ForkNumber forknum);
 extern void ft_create_storage(SMgrRelation smgr,
 							  ForkNumber forknum, bool wal);
-extern uint64 ft_meta_next_seq(FtTree *tree, uint64 limit);
+typedef uint64 (*FtSeqGrantFn) (uint64 value);
+extern uint64 ft_meta_take_seq(FtTree *tree, FtSeqGrantFn grant, uint64 limit,
+							   uint64 *count);
 extern uint64 ft_meta_read_seq(FtTree *tree);
 
 /* ft_item.c: one item of an unbuffered tree, in place */

@@ -274,38 +274,46 @@ ft_init_tree(FtTree *tree, ForkNumber forknum)
 }
 
 /*
- * Take the next value of the metapage's counter (one WAL record); values
- * at or above limit are refused with an error.
+ * Take values from the metapage's counter (one WAL record): grant(value)
+ * says how many (at least one) the caller gets from the counter's current
+ * value, which is returned, with the number taken in *count.  Values at or
+ * above limit are refused with an error.
  */
 uint64
-ft_meta_next_seq(FtTree *tree, uint64 limit)
+ft_meta_take_seq(FtTree *tree, FtSeqGrantFn grant, uint64 limit,
+				 uint64 *count)
 {
 	Buffer		buf = ft_getbuf(tree, FT_METAPAGE_BLKNO, BUFFER_LOCK_EXCLUSIVE);
 	Page		page = BufferGetPage(buf);
 	FtMetaData *meta = FtPageGetMeta(page);
 	uint64		value = meta->seq;
+	uint64		n;
 
 	if (value >= limit)
 	{
 		UnlockReleaseBuffer(buf);
 		ereport(ERROR,
 				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
-				 errmsg("%s \"%s\" has used up its %llu ranges of row ids",
+				 errmsg("%s \"%s\" has used up its %llu row ids",
 						ft_relkind_name(tree->rel),
 						RelationGetRelationName(tree->rel),
 						(unsigned long long) limit),
 				 errhint("VACUUM FULL the table to renumber its rows.")));
 	}
+	n = grant(value);
+	Assert(n >= 1);
+	n = Min(n, limit - value);
 	START_CRIT_SECTION();
-	ft_meta_set_seq(page, value + 1);
+	ft_meta_set_seq(page, value + n);
 	MarkBufferDirty(buf);
-	ftxlog_meta_seq(tree->rel, buf, value + 1);
+	ftxlog_meta_seq(tree->rel, buf, value + n);
 	END_CRIT_SECTION();
 	UnlockReleaseBuffer(buf);
+	*count = n;
 	return value;
 }
 
-/* The metapage's counter now (the next value ft_meta_next_seq returns) */
+/* The metapage's counter now (the next value ft_meta_take_seq returns) */
 uint64
 ft_meta_read_seq(FtTree *tree)
 {

@@ -8,9 +8,11 @@
  * (r / FRACTAM_ROWS_PER_BLOCK, r % FRACTAM_ROWS_PER_BLOCK + 1), so a small
  * table shows heap's ctids (0,1), (0,2), ... and offsets stay within
  * MaxHeapTuplesPerPage (bitmap scans work).  Every version takes the next
- * row id (an UPDATE appends, as in heap); a backend takes row ids a
- * pseudo-block (FRACTAM_ROWS_PER_BLOCK ids) at a time from the metapage's
- * counter, like heap's per-backend target block.
+ * row id (an UPDATE appends, as in heap).  Row ids come from the
+ * metapage's counter: one at a time while the table is in its first
+ * pseudo-block, then a backend takes the rest of a pseudo-block
+ * (FRACTAM_ROWS_PER_BLOCK ids) at a time, like heap's per-backend target
+ * block.
  *
  * A row version item is the row id (8 bytes, big-endian, so items sort by
  * memcmp) followed by the tuple exactly as heap lays it out: header, null
@@ -233,13 +235,40 @@ extern TM_Result fractam_tuple_update(Relation rel, ItemPointer otid,
 									  LockTupleMode *lockmode,
 									  bool *update_indexes);
 
+/* table_xmax.c: the holders of a version (its xmax members) */
+typedef struct FractamHolders
+{
+	TransactionId *xids;		/* running others in the way */
+	int			nxids;
+	int			own;			/* our strongest lock mode, -1 if none */
+} FractamHolders;
+
+/* An xmax with its infomask bits, as table_xmax.c composes it */
+typedef struct FractamXmax
+{
+	TransactionId xmax;
+	uint16		infomask;		/* bits within HEAP_XMAX_BITS */
+	uint16		infomask2;		/* HEAP_KEYS_UPDATED or 0 */
+} FractamXmax;
+
+extern LockTupleMode fractam_mode_of_status(MultiXactStatus status);
+extern MultiXactStatus fractam_status_of_mode(LockTupleMode mode,
+											  bool is_update);
+extern void fractam_holders(HeapTupleHeader hdr, LockTupleMode mode,
+							FractamHolders *out);
+extern void fractam_compose_xmax(HeapTupleHeader hdr, TransactionId xid,
+								 MultiXactStatus status, FractamXmax *out);
+extern void fractam_carried_locks(HeapTupleHeader hdr, TransactionId skip_xid,
+								  FractamXmax *out);
+extern void fractam_set_xmax(HeapTupleHeader hdr, const FractamXmax *x);
+extern TransactionId fractam_updater(HeapTupleHeader hdr, bool *key_update);
+
 /* table_lock.c */
-extern bool fractam_holders_conflict(HeapTupleHeader hdr);
-extern TransactionId fractam_own_xmax(HeapTupleHeader hdr, TransactionId xid,
-									  MultiXactStatus status, bool *ismulti);
-extern bool fractam_locked_by_us(HeapTupleHeader hdr);
 extern bool fractam_wait_for_holders(Relation rel, ItemPointer tid,
-									 FtItemRef *ref, XLTW_Oper oper);
+									 FtItemRef *ref, LockTupleMode mode,
+									 XLTW_Oper oper, bool *have_tuplock);
+extern void fractam_release_tuplock(Relation rel, ItemPointer tid,
+									LockTupleMode mode, bool *have_tuplock);
 extern TM_Result fractam_tuple_lock(Relation rel, ItemPointer tid,
 									Snapshot snapshot, TupleTableSlot *slot,
 									CommandId cid, LockTupleMode mode,

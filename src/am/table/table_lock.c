@@ -7,11 +7,12 @@
  *
  * A lock is a lock-only xmax written in place into the version's header,
  * as heap does: the locker's xid with the mode's infomask bits, or, when
- * lockers of compatible strength overlap (two FOR KEY SHARE lockers of a
- * referenced row), a MultiXact of them.  Updates and deletes are stricter
- * than heap's yet: they wait for every other locker (heap lets a non-key
- * update proceed beside FOR KEY SHARE lockers), so a MultiXact never holds
- * an updater.  Nothing waits while it holds a leaf.
+ * holders of compatible strength overlap (two FOR KEY SHARE lockers of a
+ * referenced row, or one beside a non-key update), a MultiXact of them
+ * (table_xmax.c composes it).  A waiter first takes the heavyweight tuple
+ * lock of the version, as heap_acquire_tuplock does, so that waiters queue
+ * and the first in line gets the row when its holders end.  Nothing waits
+ * while it holds a leaf.
  *
  *-------------------------------------------------------------------------
  */
@@ -26,128 +27,56 @@
 #include "storage/procarray.h"
 #include "utils/snapmgr.h"
 
-/* heap's conflict table of row lock modes (tupleLockExtraInfo) */
+/* the heavyweight lock mode of each row lock mode (heap's tupleLockExtraInfo) */
+static const LOCKMODE tuplock_mode[] = {
+	AccessShareLock,			/* LockTupleKeyShare */
+	RowShareLock,				/* LockTupleShare */
+	ExclusiveLock,				/* LockTupleNoKeyExclusive */
+	AccessExclusiveLock			/* LockTupleExclusive */
+};
+
+/*
+ * A conditional lock or wait that failed: SKIP LOCKED skips the row
+ * (returns false), NOWAIT raises heap's error.
+ */
 static bool
-modes_conflict(LockTupleMode a, LockTupleMode b)
+not_acquired(Relation rel, LockWaitPolicy policy)
 {
-	static const bool conflicts[4][4] = {
-		/* KeyShare, Share, NoKeyExclusive, Exclusive */
-		{false, false, false, true},	/* KeyShare */
-		{false, false, true, true}, /* Share */
-		{false, true, true, true},	/* NoKeyExclusive */
-		{true, true, true, true}	/* Exclusive */
-	};
-
-	return conflicts[a][b];
-}
-
-static LockTupleMode
-mode_of_status(MultiXactStatus status)
-{
-	switch (status)
-	{
-		case MultiXactStatusForKeyShare:
-			return LockTupleKeyShare;
-		case MultiXactStatusForShare:
-			return LockTupleShare;
-		case MultiXactStatusForNoKeyUpdate:
-		case MultiXactStatusNoKeyUpdate:
-			return LockTupleNoKeyExclusive;
-		default:
-			return LockTupleExclusive;
-	}
-}
-
-static MultiXactStatus
-status_of_mode(LockTupleMode mode)
-{
-	switch (mode)
-	{
-		case LockTupleKeyShare:
-			return MultiXactStatusForKeyShare;
-		case LockTupleShare:
-			return MultiXactStatusForShare;
-		case LockTupleNoKeyExclusive:
-			return MultiXactStatusForNoKeyUpdate;
-		default:
-			return MultiXactStatusForUpdate;
-	}
-}
-
-/* The mode of a single-xid xmax (a lock, or a delete/update: Exclusive) */
-static LockTupleMode
-mode_of_xmax(HeapTupleHeader hdr)
-{
-	uint16		infomask = hdr->t_infomask;
-
-	if (!HEAP_XMAX_IS_LOCKED_ONLY(infomask))
-		return LockTupleExclusive;
-	if (hdr->t_infomask2 & HEAP_KEYS_UPDATED)
-		return LockTupleExclusive;
-	if (HEAP_XMAX_IS_EXCL_LOCKED(infomask))
-		return LockTupleNoKeyExclusive;
-	if (HEAP_XMAX_IS_SHR_LOCKED(infomask))
-		return LockTupleShare;
-	return LockTupleKeyShare;
+	Assert(policy != LockWaitBlock);
+	if (policy == LockWaitError)
+		ereport(ERROR,
+				(errcode(ERRCODE_LOCK_NOT_AVAILABLE),
+				 errmsg("could not obtain lock on row in relation \"%s\"",
+						RelationGetRelationName(rel))));
+	return false;
 }
 
 /*
- * The running transactions other than this one whose hold on the version
- * (its xmax) conflicts with mode; *nxids of them in a palloc'd array.
- * Also tells this transaction's own strongest lock (*own, -1 if none) and
- * whether lockers that do not conflict run (*others_running).
+ * Take the heavyweight lock on the version's TID before waiting for its
+ * holders, once per wait (*have tells).  Returns false for SKIP LOCKED
+ * when another waiter has it; NOWAIT raises the row lock error.
  */
-static TransactionId *
-conflicting_holders(HeapTupleHeader hdr, LockTupleMode mode, int *nxids,
-					int *own, bool *others_running)
+static bool
+acquire_tuplock(Relation rel, ItemPointer tid, LockTupleMode mode,
+				LockWaitPolicy policy, bool *have)
 {
-	TransactionId xmax = HeapTupleHeaderGetRawXmax(hdr);
-	TransactionId *xids;
+	if (*have)
+		return true;
+	if (policy == LockWaitBlock)
+		LockTuple(rel, tid, tuplock_mode[mode]);
+	else if (!ConditionalLockTuple(rel, tid, tuplock_mode[mode]))
+		return not_acquired(rel, policy);
+	*have = true;
+	return true;
+}
 
-	*nxids = 0;
-	*own = -1;
-	*others_running = false;
-	if ((hdr->t_infomask & HEAP_XMAX_INVALID) || !TransactionIdIsValid(xmax))
-		return NULL;
-	if (hdr->t_infomask & HEAP_XMAX_IS_MULTI)
-	{
-		MultiXactMember *members;
-		int			n = GetMultiXactIdMembers(xmax, &members, false, true);
-		int			i;
-
-		xids = palloc(sizeof(TransactionId) * Max(n, 1));
-		for (i = 0; i < n; i++)
-		{
-			LockTupleMode m = mode_of_status(members[i].status);
-
-			if (TransactionIdIsCurrentTransactionId(members[i].xid))
-				*own = Max(*own, (int) m);
-			else if (TransactionIdIsInProgress(members[i].xid))
-			{
-				if (modes_conflict(m, mode))
-					xids[(*nxids)++] = members[i].xid;
-				else
-					*others_running = true;
-			}
-		}
-		if (n > 0)
-			pfree(members);
-		return xids;
-	}
-	xids = palloc(sizeof(TransactionId));
-	if (TransactionIdIsCurrentTransactionId(xmax))
-	{
-		if (HEAP_XMAX_IS_LOCKED_ONLY(hdr->t_infomask))
-			*own = (int) mode_of_xmax(hdr);
-	}
-	else if (TransactionIdIsInProgress(xmax))
-	{
-		if (modes_conflict(mode_of_xmax(hdr), mode))
-			xids[(*nxids)++] = xmax;
-		else
-			*others_running = true;
-	}
-	return xids;
+void
+fractam_release_tuplock(Relation rel, ItemPointer tid, LockTupleMode mode,
+						bool *have)
+{
+	if (*have)
+		UnlockTuple(rel, tid, tuplock_mode[mode]);
+	*have = false;
 }
 
 /*
@@ -162,136 +91,42 @@ wait_for(Relation rel, ItemPointer tid, TransactionId *xids, int nxids,
 
 	for (i = 0; i < nxids; i++)
 	{
-		switch (policy)
-		{
-			case LockWaitBlock:
-				XactLockTableWait(xids[i], rel, tid, oper);
-				break;
-			case LockWaitSkip:
-				if (!ConditionalXactLockTableWait(xids[i]))
-					return false;
-				break;
-			case LockWaitError:
-				if (!ConditionalXactLockTableWait(xids[i]))
-					ereport(ERROR,
-							(errcode(ERRCODE_LOCK_NOT_AVAILABLE),
-							 errmsg("could not obtain lock on row in relation \"%s\"",
-									RelationGetRelationName(rel))));
-				break;
-		}
+		if (policy == LockWaitBlock)
+			XactLockTableWait(xids[i], rel, tid, oper);
+		else if (!ConditionalXactLockTableWait(xids[i]))
+			return not_acquired(rel, policy);
 	}
 	return true;
-}
-
-/*
- * For updates and deletes (table_modify.c), with the version's leaf held:
- * does another running transaction lock or change it?
- */
-bool
-fractam_holders_conflict(HeapTupleHeader hdr)
-{
-	int			nxids;
-	int			own;
-	bool		others;
-	TransactionId *xids = conflicting_holders(hdr, LockTupleExclusive,
-											  &nxids, &own, &others);
-
-	if (xids)
-		pfree(xids);
-	return nxids > 0;
 }
 
 /*
  * For updates and deletes (table_modify.c): with the version's leaf held,
- * is some other transaction's lock or change in the way?  Then release the
- * leaf, wait for it, and return true (the caller finds the version again).
+ * is some other transaction's lock or change in the way of a change of
+ * strength mode?  Then release the leaf, queue on the tuple lock (unless
+ * this transaction holds the version too: heap skips it then, to avoid a
+ * deadlock with the waiters), wait, and return true (the caller finds the
+ * version again).
  */
 bool
 fractam_wait_for_holders(Relation rel, ItemPointer tid, FtItemRef *ref,
-						 XLTW_Oper oper)
+						 LockTupleMode mode, XLTW_Oper oper,
+						 bool *have_tuplock)
 {
-	HeapTupleHeader hdr = fractam_item_tuple(ref->item);
-	int			nxids;
-	int			own;
-	bool		others;
-	TransactionId *xids = conflicting_holders(hdr, LockTupleExclusive,
-											  &nxids, &own, &others);
+	FractamHolders holders;
 
-	Assert(!others);
-	if (nxids == 0)
+	fractam_holders(fractam_item_tuple(ref->item), mode, &holders);
+	if (holders.nxids == 0)
 	{
-		if (xids)
-			pfree(xids);
+		if (holders.xids)
+			pfree(holders.xids);
 		return false;
 	}
 	ft_item_release(ref);
-	wait_for(rel, tid, xids, nxids, LockWaitBlock, oper);
-	pfree(xids);
+	if (holders.own < 0)
+		acquire_tuplock(rel, tid, mode, LockWaitBlock, have_tuplock);
+	wait_for(rel, tid, holders.xids, holders.nxids, LockWaitBlock, oper);
+	pfree(holders.xids);
 	return true;
-}
-
-/*
- * The xmax a delete, update (status MultiXactStatusUpdate) or row lock by
- * this (sub)transaction writes when no other transaction holds the
- * version: its xid, or, when the version holds a lock of this transaction
- * tree under another xid (taken before a SAVEPOINT, or by a parent), a
- * MultiXact of that lock and the new one, so that rolling back to the
- * savepoint keeps the earlier lock (as heap does).  *ismulti tells which.
- */
-TransactionId
-fractam_own_xmax(HeapTupleHeader hdr, TransactionId xid,
-				 MultiXactStatus status, bool *ismulti)
-{
-	TransactionId old = HeapTupleHeaderGetRawXmax(hdr);
-
-	*ismulti = false;
-	if ((hdr->t_infomask & HEAP_XMAX_INVALID) || !TransactionIdIsValid(old) ||
-		!HEAP_XMAX_IS_LOCKED_ONLY(hdr->t_infomask))
-		return xid;
-	if (hdr->t_infomask & HEAP_XMAX_IS_MULTI)
-	{
-		MultiXactMember *members;
-		int			n = GetMultiXactIdMembers(old, &members, false, true);
-		bool		keep = false;
-		int			i;
-
-		for (i = 0; i < n; i++)
-			if (TransactionIdIsCurrentTransactionId(members[i].xid) &&
-				!TransactionIdEquals(members[i].xid, xid))
-				keep = true;
-		if (n > 0)
-			pfree(members);
-		if (!keep)
-			return xid;
-		MultiXactIdSetOldestMember();
-		*ismulti = true;
-		return MultiXactIdExpand(old, xid, status);
-	}
-	if (!TransactionIdIsCurrentTransactionId(old) || TransactionIdEquals(old, xid))
-		return xid;
-	MultiXactIdSetOldestMember();
-	*ismulti = true;
-	return MultiXactIdCreate(old, status_of_mode(mode_of_xmax(hdr)),
-							 xid, status);
-}
-
-/* Is the version locked by this transaction tree (any of its xids)? */
-bool
-fractam_locked_by_us(HeapTupleHeader hdr)
-{
-	TransactionId old = HeapTupleHeaderGetRawXmax(hdr);
-	int			nxids;
-	int			own;
-	bool		others;
-	TransactionId *xids;
-
-	if ((hdr->t_infomask & HEAP_XMAX_INVALID) || !TransactionIdIsValid(old) ||
-		!HEAP_XMAX_IS_LOCKED_ONLY(hdr->t_infomask))
-		return false;
-	xids = conflicting_holders(hdr, LockTupleKeyShare, &nxids, &own, &others);
-	if (xids)
-		pfree(xids);
-	return own >= 0;
 }
 
 static void
@@ -350,14 +185,6 @@ find_last_version(Relation rel, ItemPointer tid, CommandId cid,
 			heap_freetuple(tup);
 			return TM_Deleted;
 		}
-		if (TransactionIdIsCurrentTransactionId(priorXmax) &&
-			HeapTupleHeaderGetCmin(hdr) >= cid)
-		{
-			tmfd->xmax = priorXmax;
-			tmfd->cmax = HeapTupleHeaderGetCmin(hdr);
-			heap_freetuple(tup);
-			return TM_SelfModified;
-		}
 		if (fractam_tuple_visible(hdr, &dirty))
 		{
 			if (TransactionIdIsValid(dirty.xmin))
@@ -369,6 +196,20 @@ find_last_version(Relation rel, ItemPointer tid, CommandId cid,
 				if (!wait_for(rel, &ctid, &xwait, 1, policy, XLTW_FetchUpdated))
 					return TM_WouldBlock;
 				continue;
+			}
+
+			/*
+			 * The newest version is this transaction's, written by this
+			 * command or a later one (a function it called): the caller
+			 * ignores the row or raises an error, by tmfd->cmax.
+			 */
+			if (TransactionIdIsCurrentTransactionId(priorXmax) &&
+				HeapTupleHeaderGetCmin(hdr) >= cid)
+			{
+				tmfd->xmax = priorXmax;
+				tmfd->cmax = HeapTupleHeaderGetCmin(hdr);
+				heap_freetuple(tup);
+				return TM_SelfModified;
 			}
 			*tid = ctid;
 			tmfd->traversed = true;
@@ -387,6 +228,126 @@ find_last_version(Relation rel, ItemPointer tid, CommandId cid,
 	}
 }
 
+/*
+ * A FOR KEY SHARE lock taken beside a non-key update (running or
+ * committed) also locks the newer versions of the row, as heap's
+ * heap_lock_updated_tuple does: deleting the row or changing its key in
+ * one of them must wait for the locker (a foreign key's referencing row).
+ * hdr is a copy of the locked version's header at tid; the walk ends at
+ * the newest version, or where the chain breaks (an aborted or unrelated
+ * version).  Returns TM_Ok, or TM_Updated/TM_Deleted when a committed
+ * change of a newer version conflicts.
+ */
+static TM_Result
+lock_update_chain(Relation rel, HeapTupleHeader hdr, ItemPointer tid,
+				  TransactionId xid, LockTupleMode mode)
+{
+	bool		key_update;
+	TransactionId priorXmax = fractam_updater(hdr, &key_update);
+	ItemPointerData cur = hdr->t_ctid;
+	MultiXactStatus status = fractam_status_of_mode(mode, false);
+
+	if (ItemPointerEquals(&cur, tid))
+		return TM_Ok;
+	for (;;)
+	{
+		FtTree		tree;
+		FtItemRef	ref;
+		char		key[FRACTAM_ROWID_SIZE];
+		HeapTupleHeader vh;
+		FractamHolders holders;
+		FractamHeaderCopy h;
+		FractamXmax x;
+		TransactionId next;
+
+		CHECK_FOR_INTERRUPTS();
+		if (ItemPointerIndicatesMovedPartitions(&cur) ||
+			!fractam_tid_is_valid(&cur))
+			return TM_Ok;
+		fractam_table_tree(rel, &tree);
+		fractam_rowid_key(fractam_tid_rowid(&cur), key);
+		if (!ft_item_find(&tree, key, sizeof(key), BUFFER_LOCK_EXCLUSIVE, &ref))
+			return TM_Ok;
+		vh = fractam_item_tuple(ref.item);
+		if (!TransactionIdEquals(HeapTupleHeaderGetXmin(vh), priorXmax) ||
+			(!HeapTupleHeaderXminFrozen(vh) &&
+			 TransactionIdDidAbort(HeapTupleHeaderGetXmin(vh))))
+		{
+			ft_item_release(&ref);
+			return TM_Ok;
+		}
+
+		fractam_holders(vh, mode, &holders);
+		if (holders.nxids > 0)
+		{
+			ft_item_release(&ref);
+			wait_for(rel, &cur, holders.xids, holders.nxids, LockWaitBlock,
+					 XLTW_LockUpdated);
+			pfree(holders.xids);
+			continue;			/* look at this version again */
+		}
+		if (holders.xids)
+			pfree(holders.xids);
+
+		next = fractam_updater(vh, &key_update);
+		if (TransactionIdIsValid(next) &&
+			!TransactionIdIsCurrentTransactionId(next) &&
+			!TransactionIdIsInProgress(next) &&
+			TransactionIdDidCommit(next) && key_update)
+		{
+			/* a committed key change or delete: the key is gone */
+			TM_Result	res = ItemPointerEquals(&cur, &vh->t_ctid) ?
+				TM_Deleted : TM_Updated;
+
+			ft_item_release(&ref);
+			return res;
+		}
+		if (!(TransactionIdIsValid(next) &&
+			  TransactionIdIsCurrentTransactionId(next)))
+		{
+			memcpy(h.data, ref.item + FRACTAM_PATCH_START, FRACTAM_PATCH_LEN);
+			fractam_compose_xmax(&h.hdr, xid, status, &x);
+			fractam_set_xmax(&h.hdr, &x);
+			ft_item_patch(&tree, &ref, FRACTAM_PATCH_START, h.data,
+						  FRACTAM_PATCH_LEN);
+		}
+
+		/* on to the next version, if this one was updated and not aborted */
+		vh = fractam_item_tuple(ref.item);
+		if (!TransactionIdIsValid(next) ||
+			ItemPointerIndicatesMovedPartitions(&vh->t_ctid) ||
+			ItemPointerEquals(&cur, &vh->t_ctid) ||
+			(!TransactionIdIsCurrentTransactionId(next) &&
+			 !TransactionIdIsInProgress(next) &&
+			 !TransactionIdDidCommit(next)))
+		{
+			ft_item_release(&ref);
+			return TM_Ok;
+		}
+		priorXmax = next;
+		cur = vh->t_ctid;
+		ft_item_release(&ref);
+	}
+}
+
+/*
+ * The version at *cur cannot be locked (*result says why, tmfd is
+ * filled).  With TUPLE_LOCK_FLAG_FIND_LAST_VERSION an update is followed
+ * to the newest version: returns true with *cur set to it, which the
+ * caller locks; the caller's TID follows too, as heap's does (the executor
+ * retries its update there).  Otherwise returns false with the final
+ * result.
+ */
+static bool
+lock_failed(Relation rel, TM_Result *result, ItemPointer cur, CommandId cid,
+			LockWaitPolicy wait_policy, uint8 flags, TM_FailureData *tmfd)
+{
+	if (*result != TM_Updated || !(flags & TUPLE_LOCK_FLAG_FIND_LAST_VERSION))
+		return false;
+	*result = find_last_version(rel, cur, cid, wait_policy, tmfd);
+	return *result == TM_Ok;
+}
+
 TM_Result
 fractam_tuple_lock(Relation rel, ItemPointer tid, Snapshot snapshot,
 				   TupleTableSlot *slot, CommandId cid, LockTupleMode mode,
@@ -395,6 +356,9 @@ fractam_tuple_lock(Relation rel, ItemPointer tid, Snapshot snapshot,
 {
 	TransactionId xid = GetCurrentTransactionId();
 	ItemPointerData cur = *tid;
+	bool		follow_updates = (flags & TUPLE_LOCK_FLAG_LOCK_UPDATE_IN_PROGRESS) != 0;
+	TransactionId followed = InvalidTransactionId;
+	bool		have_tuplock = false;
 	FtTree		tree;
 	FtItemRef	ref;
 	char		key[FRACTAM_ROWID_SIZE];
@@ -407,11 +371,11 @@ fractam_tuple_lock(Relation rel, ItemPointer tid, Snapshot snapshot,
 	{
 		HeapTupleHeader hdr;
 		TM_Result	result;
-		TransactionId *xids;
-		int			nxids;
-		int			own;
-		bool		others;
+		FractamHolders holders;
 		FractamHeaderCopy h;
+		FractamXmax x;
+		TransactionId updater;
+		bool		key_update;
 
 		CHECK_FOR_INTERRUPTS();
 		fractam_table_tree(rel, &tree);
@@ -419,6 +383,7 @@ fractam_tuple_lock(Relation rel, ItemPointer tid, Snapshot snapshot,
 		if (!fractam_tid_is_valid(&cur) ||
 			!ft_item_find(&tree, key, sizeof(key), BUFFER_LOCK_EXCLUSIVE, &ref))
 		{
+			fractam_release_tuplock(rel, &cur, mode, &have_tuplock);
 			tmfd->ctid = cur;
 			tmfd->xmax = InvalidTransactionId;
 			tmfd->cmax = InvalidCommandId;
@@ -426,6 +391,14 @@ fractam_tuple_lock(Relation rel, ItemPointer tid, Snapshot snapshot,
 		}
 		hdr = fractam_item_tuple(ref.item);
 		result = fractam_tuple_satisfies_update(hdr, &cur, cid);
+		updater = fractam_updater(hdr, &key_update);
+
+		/*
+		 * FOR KEY SHARE may lock a version whose non-key update committed
+		 * (heap_lock_tuple does): the key it protects is still the row's.
+		 */
+		if (result == TM_Updated && mode == LockTupleKeyShare && !key_update)
+			result = TM_BeingModified;
 		if (result == TM_Updated || result == TM_Deleted ||
 			result == TM_SelfModified || result == TM_Invisible)
 		{
@@ -433,21 +406,12 @@ fractam_tuple_lock(Relation rel, ItemPointer tid, Snapshot snapshot,
 			/* the caller looks at the version even then (xmin, for one) */
 			store_version(rel, &ref, &cur, slot);
 			ft_item_release(&ref);
-			if (result == TM_Updated &&
-				(flags & TUPLE_LOCK_FLAG_FIND_LAST_VERSION))
-			{
-				result = find_last_version(rel, &cur, cid, wait_policy, tmfd);
-				if (result == TM_Ok)
-				{
-					/*
-					 * The caller's TID follows to the newest version, as
-					 * heap's does: the executor retries its update there.
-					 */
-					*tid = cur;
-					continue;	/* lock the newest version */
-				}
-			}
-			return result;
+			fractam_release_tuplock(rel, &cur, mode, &have_tuplock);
+			if (!lock_failed(rel, &result, &cur, cid, wait_policy, flags, tmfd))
+				return result;
+			*tid = cur;
+			followed = InvalidTransactionId;
+			continue;			/* lock the newest version */
 		}
 
 		/*
@@ -457,106 +421,79 @@ fractam_tuple_lock(Relation rel, ItemPointer tid, Snapshot snapshot,
 		 *
 		 * TM_Ok or TM_BeingModified: who holds it, and does it conflict?
 		 */
-		xids = conflicting_holders(hdr, mode, &nxids, &own, &others);
-		if (nxids > 0)
+		fractam_holders(hdr, mode, &holders);
+		if (holders.own >= (int) mode)
+		{
+			/* this transaction holds it at least as strongly already */
+			if (holders.xids)
+				pfree(holders.xids);
+			store_version(rel, &ref, &cur, slot);
+			ft_item_release(&ref);
+			fractam_release_tuplock(rel, &cur, mode, &have_tuplock);
+			return TM_Ok;
+		}
+		if (holders.nxids > 0)
 		{
 			ft_item_release(&ref);
-			if (!wait_for(rel, &cur, xids, nxids, wait_policy, XLTW_Lock))
+			if ((holders.own < 0 &&
+				 !acquire_tuplock(rel, &cur, mode, wait_policy, &have_tuplock)) ||
+				!wait_for(rel, &cur, holders.xids, holders.nxids, wait_policy,
+						  XLTW_Lock))
 			{
-				pfree(xids);
+				pfree(holders.xids);
+				fractam_release_tuplock(rel, &cur, mode, &have_tuplock);
 				tmfd->ctid = cur;
 				tmfd->xmax = InvalidTransactionId;
 				tmfd->cmax = InvalidCommandId;
 				return TM_WouldBlock;
 			}
-			pfree(xids);
+			pfree(holders.xids);
 			continue;			/* look again: it may be updated now */
 		}
-		if (xids)
-			pfree(xids);
+		if (holders.xids)
+			pfree(holders.xids);
 
-		if (own >= (int) mode && !others)
+		/*
+		 * Beside a non-key update that runs or committed, a FOR KEY SHARE
+		 * lock also goes onto the newer versions (READ COMMITTED's
+		 * LOCK_UPDATE_IN_PROGRESS), before this one is locked.
+		 */
+		if (mode == LockTupleKeyShare && follow_updates &&
+			TransactionIdIsValid(updater) &&
+			!TransactionIdEquals(updater, followed) &&
+			!TransactionIdIsCurrentTransactionId(updater) &&
+			(TransactionIdIsInProgress(updater) ||
+			 TransactionIdDidCommit(updater)))
 		{
-			/* this transaction holds it at least as strongly already */
+			TM_Result	res;
+
+			memcpy(h.data, ref.item + FRACTAM_PATCH_START, FRACTAM_PATCH_LEN);
 			store_version(rel, &ref, &cur, slot);
 			ft_item_release(&ref);
-			return TM_Ok;
+			res = lock_update_chain(rel, &h.hdr, &cur, xid, mode);
+			if (res != TM_Ok)
+			{
+				fill_failure(&h.hdr, res, tmfd);
+				fractam_release_tuplock(rel, &cur, mode, &have_tuplock);
+				if (!lock_failed(rel, &res, &cur, cid, wait_policy, flags, tmfd))
+					return res;
+				*tid = cur;
+				followed = InvalidTransactionId;
+				continue;		/* lock the newest version */
+			}
+			followed = updater;
+			continue;			/* lock this version (it may have changed) */
 		}
 
 		memcpy(h.data, ref.item + FRACTAM_PATCH_START, FRACTAM_PATCH_LEN);
-		h.hdr.t_infomask &= ~HEAP_XMAX_BITS;
-		h.hdr.t_infomask2 &= ~HEAP_KEYS_UPDATED;
-		if (others)
-		{
-			/* compatible lockers still run: join them in a MultiXact */
-			TransactionId oldxmax = HeapTupleHeaderGetRawXmax(hdr);
-			MultiXactId multi;
-			LockTupleMode strongest = mode;
-
-			if (hdr->t_infomask & HEAP_XMAX_IS_MULTI)
-			{
-				MultiXactMember *members;
-				int			n = GetMultiXactIdMembers(oldxmax, &members, false, true);
-				int			i;
-
-				for (i = 0; i < n; i++)
-					if (TransactionIdIsInProgress(members[i].xid))
-						strongest = Max(strongest, mode_of_status(members[i].status));
-				if (n > 0)
-					pfree(members);
-				multi = MultiXactIdExpand(oldxmax, xid, status_of_mode(mode));
-			}
-			else
-			{
-				LockTupleMode oldmode = mode_of_xmax(hdr);
-
-				strongest = Max(strongest, oldmode);
-				multi = MultiXactIdCreate(oldxmax, status_of_mode(oldmode),
-										  xid, status_of_mode(mode));
-			}
-			h.hdr.t_infomask |= HEAP_XMAX_IS_MULTI | HEAP_XMAX_LOCK_ONLY;
-			mode = strongest;
-			HeapTupleHeaderSetXmax(&h.hdr, multi);
-		}
-		else
-		{
-			/*
-			 * Alone: our xid, at the stronger of the old and new modes, or
-			 * a MultiXact with a lock our transaction took under another
-			 * xid (before a SAVEPOINT), which must survive its rollback.
-			 */
-			bool		ismulti;
-			TransactionId newxmax = fractam_own_xmax(hdr, xid,
-													 status_of_mode(mode),
-													 &ismulti);
-
-			if (own > (int) mode)
-				mode = (LockTupleMode) own;
-			h.hdr.t_infomask |= HEAP_XMAX_LOCK_ONLY;
-			if (ismulti)
-				h.hdr.t_infomask |= HEAP_XMAX_IS_MULTI;
-			HeapTupleHeaderSetXmax(&h.hdr, newxmax);
-		}
-		switch (mode)
-		{
-			case LockTupleKeyShare:
-				h.hdr.t_infomask |= HEAP_XMAX_KEYSHR_LOCK;
-				break;
-			case LockTupleShare:
-				h.hdr.t_infomask |= HEAP_XMAX_SHR_LOCK;
-				break;
-			case LockTupleNoKeyExclusive:
-				h.hdr.t_infomask |= HEAP_XMAX_EXCL_LOCK;
-				break;
-			case LockTupleExclusive:
-				h.hdr.t_infomask |= HEAP_XMAX_EXCL_LOCK;
-				h.hdr.t_infomask2 |= HEAP_KEYS_UPDATED;
-				break;
-		}
+		fractam_compose_xmax(&h.hdr, xid, fractam_status_of_mode(mode, false),
+							 &x);
+		fractam_set_xmax(&h.hdr, &x);
 		ft_item_patch(&tree, &ref, FRACTAM_PATCH_START, h.data,
 					  FRACTAM_PATCH_LEN);
 		store_version(rel, &ref, &cur, slot);
 		ft_item_release(&ref);
+		fractam_release_tuplock(rel, &cur, mode, &have_tuplock);
 		return TM_Ok;
 	}
 }

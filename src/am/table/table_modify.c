@@ -27,6 +27,8 @@
 #include "storage/lmgr.h"
 #include "storage/predicate.h"
 #include "utils/combocid.h"
+#include "utils/datum.h"
+#include "utils/relcache.h"
 
 /*
  * fractam's WAL records do not decode into logical changes yet, so with
@@ -203,15 +205,71 @@ fractam_tuple_complete_speculative(Relation rel, TupleTableSlot *slot,
 }
 
 /*
+ * Does the update leave the row's key columns alone (those of unique
+ * indexes a foreign key can reference, heap's INDEX_ATTR_BITMAP_KEY)?
+ * Then FOR KEY SHARE lockers may stay, as with heap.  old is the version
+ * in its leaf; values compare by their bytes, as heap_attr_equals does.
+ */
+static bool
+key_columns_intact(Relation rel, HeapTupleHeader old, uint32 oldlen,
+				   HeapTuple newtup)
+{
+	Bitmapset  *key_attrs = RelationGetIndexAttrBitmap(rel,
+												   INDEX_ATTR_BITMAP_KEY);
+	TupleDesc	desc = RelationGetDescr(rel);
+	HeapTupleData oldtup;
+	int			member = -1;
+	bool		intact = true;
+
+	oldtup.t_data = old;
+	oldtup.t_len = oldlen;
+	oldtup.t_tableOid = RelationGetRelid(rel);
+	ItemPointerSetInvalid(&oldtup.t_self);
+	while (intact && (member = bms_next_member(key_attrs, member)) >= 0)
+	{
+		AttrNumber	attnum = member + FirstLowInvalidHeapAttributeNumber;
+		Datum		v1,
+					v2;
+		bool		null1,
+					null2;
+		Form_pg_attribute att;
+
+		if (attnum <= 0)
+		{
+			/* a system column in a key: count it as changed, as heap does */
+			intact = attnum == TableOidAttributeNumber;
+			continue;
+		}
+		v1 = heap_getattr(&oldtup, attnum, desc, &null1);
+		v2 = heap_getattr(newtup, attnum, desc, &null2);
+		att = TupleDescAttr(desc, attnum - 1);
+		if (null1 != null2)
+			intact = false;
+		else if (!null1)
+			intact = datumIsEqual(v1, v2, att->attbyval, att->attlen);
+	}
+	bms_free(key_attrs);
+	return intact;
+}
+
+/*
  * Find the version at tid and check that this transaction may change it,
- * waiting for other transactions' changes to end if wait.  On TM_Ok the
- * leaf stays locked in *ref; otherwise it is released and tmfd filled.
+ * waiting for other transactions' locks and changes that conflict with
+ * *mode to end if wait.  For an update (newtup given), *mode comes out as
+ * LockTupleNoKeyExclusive when the key columns stay, else Exclusive.  On
+ * TM_Ok the leaf stays locked in *ref; otherwise it is released and tmfd
+ * filled.  The caller releases the tuple lock (*have_tuplock) at the end.
  */
 static TM_Result
 lock_for_change(Relation rel, FtTree *tree, ItemPointer tid, CommandId cid,
 				Snapshot crosscheck, bool wait, TM_FailureData *tmfd,
-				FtItemRef *ref, XLTW_Oper oper)
+				FtItemRef *ref, XLTW_Oper oper, HeapTuple newtup,
+				LockTupleMode *mode, bool *have_tuplock)
 {
+	bool		mode_known = newtup == NULL;
+
+	/* a MultiXact may be needed: be counted before taking part in one */
+	MultiXactIdSetOldestMember();
 	for (;;)
 	{
 		HeapTupleHeader hdr;
@@ -219,6 +277,13 @@ lock_for_change(Relation rel, FtTree *tree, ItemPointer tid, CommandId cid,
 
 		find_version(rel, tree, tid, ref);
 		hdr = fractam_item_tuple(ref->item);
+		if (!mode_known)
+		{
+			*mode = key_columns_intact(rel, hdr, ref->len - FRACTAM_ROWID_SIZE,
+									   newtup) ?
+				LockTupleNoKeyExclusive : LockTupleExclusive;
+			mode_known = true;
+		}
 		result = fractam_tuple_satisfies_update(hdr, tid, cid);
 		if (result == TM_Invisible)
 		{
@@ -230,12 +295,18 @@ lock_for_change(Relation rel, FtTree *tree, ItemPointer tid, CommandId cid,
 		}
 		if (result == TM_BeingModified)
 		{
-			/* only this transaction's own row lock: nothing is in the way */
-			if (!fractam_holders_conflict(hdr))
+			FractamHolders holders;
+
+			fractam_holders(hdr, *mode, &holders);
+			if (holders.xids)
+				pfree(holders.xids);
+			/* our own locks, or lockers the change may stay beside */
+			if (holders.nxids == 0)
 				result = TM_Ok;
 			else if (wait)
 			{
-				fractam_wait_for_holders(rel, tid, ref, oper);
+				fractam_wait_for_holders(rel, tid, ref, *mode, oper,
+										 have_tuplock);
 				continue;
 			}
 		}
@@ -257,23 +328,17 @@ lock_for_change(Relation rel, FtTree *tree, ItemPointer tid, CommandId cid,
 
 /*
  * The header of a version this transaction deletes or replaces (h holds
- * its current header; cid is already adjusted for combo command ids).
+ * its current header; cid is already adjusted for combo command ids): the
+ * updater joins the holders that may stay (table_xmax.c).
  */
 static void
-set_deleter(FractamHeaderCopy *h, TransactionId xid, CommandId cid, bool iscombo,
-			ItemPointer next)
+set_deleter(FractamHeaderCopy *h, TransactionId xid, LockTupleMode mode,
+			CommandId cid, bool iscombo, ItemPointer next)
 {
-	bool		ismulti;
-	TransactionId xmax = fractam_own_xmax(&h->hdr, xid, MultiXactStatusUpdate,
-										  &ismulti);
+	FractamXmax x;
 
-	h->hdr.t_infomask &= ~(HEAP_XMAX_BITS | HEAP_MOVED);
-	h->hdr.t_infomask2 &= ~HEAP_KEYS_UPDATED;
-	/* no HOT and no key-column tracking yet: every change is a key change */
-	h->hdr.t_infomask2 |= HEAP_KEYS_UPDATED;
-	if (ismulti)
-		h->hdr.t_infomask |= HEAP_XMAX_IS_MULTI | HEAP_XMAX_EXCL_LOCK;
-	HeapTupleHeaderSetXmax(&h->hdr, xmax);
+	fractam_compose_xmax(&h->hdr, xid, fractam_status_of_mode(mode, true), &x);
+	fractam_set_xmax(&h->hdr, &x);
 	HeapTupleHeaderSetCmax(&h->hdr, cid, iscombo);
 	if (next)
 		h->hdr.t_ctid = *next;
@@ -291,13 +356,18 @@ fractam_tuple_delete(Relation rel, ItemPointer tid, CommandId cid,
 	bool		iscombo;
 	HeapTuple	toastcopy = NULL;
 	TM_Result	result;
+	LockTupleMode mode = LockTupleExclusive;
+	bool		have_tuplock = false;
 
 	check_not_logical(rel);
 	CheckForSerializableConflictIn(rel, tid, ItemPointerGetBlockNumber(tid));
 	result = lock_for_change(rel, &tree, tid, cid, crosscheck, wait, tmfd,
-							 &ref, XLTW_Delete);
+							 &ref, XLTW_Delete, NULL, &mode, &have_tuplock);
 	if (result != TM_Ok)
+	{
+		fractam_release_tuplock(rel, tid, mode, &have_tuplock);
 		return result;
+	}
 
 	memcpy(h.data, ref.item + FRACTAM_PATCH_START, FRACTAM_PATCH_LEN);
 	if (HeapTupleHeaderHasExternal(fractam_item_tuple(ref.item)) &&
@@ -305,11 +375,12 @@ fractam_tuple_delete(Relation rel, ItemPointer tid, CommandId cid,
 		 rel->rd_rel->relkind == RELKIND_MATVIEW))
 		toastcopy = fractam_item_copy(rel, ref.item, ref.len);
 	HeapTupleHeaderAdjustCmax(&h.hdr, &cid, &iscombo);
-	set_deleter(&h, xid, cid, iscombo, tid);
+	set_deleter(&h, xid, mode, cid, iscombo, tid);
 	if (changingPart)
 		HeapTupleHeaderSetMovedPartitions(&h.hdr);
 	ft_item_patch(&tree, &ref, FRACTAM_PATCH_START, h.data, FRACTAM_PATCH_LEN);
 	ft_item_release(&ref);
+	fractam_release_tuplock(rel, tid, mode, &have_tuplock);
 
 	if (toastcopy)
 	{
@@ -334,13 +405,14 @@ fractam_tuple_update(Relation rel, ItemPointer otid, TupleTableSlot *slot,
 	FtTree		tree;
 	FtItemRef	ref;
 	FractamHeaderCopy	h;
+	FractamXmax carried;
 	bool		iscombo;
 	CommandId	cmax = cid;
 	FtRowId		newrowid;
 	ItemPointerData newtid;
 	TM_Result	result;
-	bool		had_own_lock = false;
-	bool		toasted_under_lock = false;
+	TransactionId temp_lock_xid = InvalidTransactionId;
+	bool		have_tuplock = false;
 
 	/* every update gets a new TID, so every index needs an entry */
 	*update_indexes = true;
@@ -355,9 +427,11 @@ fractam_tuple_update(Relation rel, ItemPointer otid, TupleTableSlot *slot,
 
 	CheckForSerializableConflictIn(rel, otid, ItemPointerGetBlockNumber(otid));
 	result = lock_for_change(rel, &tree, otid, cid, crosscheck, wait, tmfd,
-							 &ref, XLTW_Update);
+							 &ref, XLTW_Update, newtup, lockmode,
+							 &have_tuplock);
 	if (result != TM_Ok)
 	{
+		fractam_release_tuplock(rel, otid, *lockmode, &have_tuplock);
 		if (shouldFree)
 			pfree(newtup);
 		return result;
@@ -369,55 +443,53 @@ fractam_tuple_update(Relation rel, ItemPointer otid, TupleTableSlot *slot,
 		(rel->rd_rel->relkind == RELKIND_RELATION ||
 		 rel->rd_rel->relkind == RELKIND_MATVIEW))
 	{
+		FractamXmax x;
+
 		/*
 		 * The toaster reads and writes the TOAST table, which must not
 		 * happen with the leaf locked.  Lock the old version for this
-		 * transaction first (as heap_update does), so that nobody changes
-		 * it meanwhile, then toast, then find it again.
+		 * transaction first, in the update's strength (as heap_update
+		 * does), so that no other writer changes it meanwhile, then toast,
+		 * then find it again.  That lock is not carried to the new version.
 		 */
 		oldcopy = fractam_item_copy(rel, ref.item, ref.len);
 		memcpy(h.data, ref.item + FRACTAM_PATCH_START, FRACTAM_PATCH_LEN);
-		had_own_lock = fractam_locked_by_us(&h.hdr);
-		if (!had_own_lock)
-		{
-			/* (a lock of ours already keeps every other writer waiting) */
-			h.hdr.t_infomask &= ~(HEAP_XMAX_BITS | HEAP_MOVED);
-			h.hdr.t_infomask2 &= ~HEAP_KEYS_UPDATED;
-			h.hdr.t_infomask |= HEAP_XMAX_EXCL_LOCK | HEAP_XMAX_LOCK_ONLY;
-			h.hdr.t_infomask2 |= HEAP_KEYS_UPDATED; /* FOR UPDATE: no sharers */
-			HeapTupleHeaderSetXmax(&h.hdr, xid);
-			ft_item_patch(&tree, &ref, FRACTAM_PATCH_START, h.data,
-						  FRACTAM_PATCH_LEN);
-		}
+		if (!(h.hdr.t_infomask & HEAP_XMAX_INVALID) &&
+			HEAP_XMAX_IS_LOCKED_ONLY(h.hdr.t_infomask) &&
+			!(h.hdr.t_infomask & HEAP_XMAX_IS_MULTI) &&
+			TransactionIdEquals(HeapTupleHeaderGetRawXmax(&h.hdr), xid))
+			temp_lock_xid = InvalidTransactionId;	/* our lock was there */
+		else
+			temp_lock_xid = xid;
+		fractam_compose_xmax(&h.hdr, xid,
+							 fractam_status_of_mode(*lockmode, false), &x);
+		fractam_set_xmax(&h.hdr, &x);
+		ft_item_patch(&tree, &ref, FRACTAM_PATCH_START, h.data,
+					  FRACTAM_PATCH_LEN);
 		ft_item_release(&ref);
 
 		heaptup = prepare_version(rel, newtup, xid, cid, 0, oldcopy);
 		find_version(rel, &tree, otid, &ref);
-		toasted_under_lock = !had_own_lock;
 	}
 	else
 		heaptup = prepare_version(rel, newtup, xid, cid, 0, NULL);
 
 	memcpy(h.data, ref.item + FRACTAM_PATCH_START, FRACTAM_PATCH_LEN);
+
 	/*
-	 * This transaction's own row lock on the old version carries over to
-	 * the new one as a key-share lock, as heap_update does (an ON CONFLICT
-	 * DO UPDATE's new version shows this transaction in xmax).  Only our
-	 * own lock can be there: lock_for_change waited out all others.
+	 * The row locks that stay carry over to the new version, as heap_update
+	 * does: other transactions' FOR KEY SHARE locks beside a non-key
+	 * update, and this transaction's own (an ON CONFLICT DO UPDATE's new
+	 * version shows this transaction in xmax).
 	 */
-	if (!(h.hdr.t_infomask & HEAP_XMAX_INVALID) &&
-		HEAP_XMAX_IS_LOCKED_ONLY(h.hdr.t_infomask) &&
-		TransactionIdIsValid(HeapTupleHeaderGetRawXmax(&h.hdr)) &&
-		!toasted_under_lock)
-	{
-		heaptup->t_data->t_infomask &= ~HEAP_XMAX_BITS;
-		heaptup->t_data->t_infomask |= HEAP_XMAX_KEYSHR_LOCK | HEAP_XMAX_LOCK_ONLY;
-		HeapTupleHeaderSetXmax(heaptup->t_data, xid);
-	}
+	fractam_carried_locks(&h.hdr, temp_lock_xid, &carried);
+	fractam_set_xmax(heaptup->t_data, &carried);
+
 	HeapTupleHeaderAdjustCmax(&h.hdr, &cmax, &iscombo);
-	set_deleter(&h, xid, cmax, iscombo, &newtid);
+	set_deleter(&h, xid, *lockmode, cmax, iscombo, &newtid);
 	ft_item_patch(&tree, &ref, FRACTAM_PATCH_START, h.data, FRACTAM_PATCH_LEN);
 	ft_item_release(&ref);
+	fractam_release_tuplock(rel, otid, *lockmode, &have_tuplock);
 
 	heaptup->t_self = newtid;
 	heaptup->t_data->t_ctid = newtid;

@@ -361,7 +361,8 @@ fractam_parallelscan_initialize(Relation rel, ParallelTableScanDesc pscan)
 {
 	ParallelBlockTableScanDesc bpscan = (ParallelBlockTableScanDesc) pscan;
 	Size		size = table_block_parallelscan_initialize(rel, pscan);
-	uint64		nblocks = fractam_rowid_limit(rel) / FRACTAM_ROWS_PER_BLOCK;
+	uint64		nblocks = (fractam_rowid_limit(rel) + FRACTAM_ROWS_PER_BLOCK - 1) /
+		FRACTAM_ROWS_PER_BLOCK;
 
 	bpscan->phs_nblocks = (BlockNumber) Min(nblocks, (uint64) MaxBlockNumber);
 	bpscan->base.phs_syncscan = false;

@@ -87,11 +87,24 @@ fractam_table_tree(Relation rel, FtTree *tree)
 }
 
 /*
- * The next row id for a new version.  A backend takes a pseudo-block of
- * row ids at a time from the metapage's counter (one WAL record per
- * FRACTAM_ROWS_PER_BLOCK rows), so concurrent inserters do not share a
- * counter and a single session numbers its rows densely from (0,1).
+ * How many row ids a backend takes from the metapage's counter when it
+ * stands at value: one at a time while the table is in its first
+ * pseudo-block, so that a small table numbers its versions (0,1), (0,2),
+ * ... in the order they are written, whichever backend writes them (as
+ * heap fills its first page, and as tests that show ctids expect); after
+ * that the rest of the pseudo-block the value falls in, so that
+ * concurrent inserters append to pseudo-blocks of their own and take the
+ * metapage's lock once per FRACTAM_ROWS_PER_BLOCK rows.
  */
+static uint64
+rowid_grant(uint64 value)
+{
+	if (value < FRACTAM_ROWS_PER_BLOCK)
+		return 1;
+	return FRACTAM_ROWS_PER_BLOCK - value % FRACTAM_ROWS_PER_BLOCK;
+}
+
+/* The next row id for a new version */
 FtRowId
 fractam_next_rowid(Relation rel)
 {
@@ -100,14 +113,17 @@ fractam_next_rowid(Relation rel)
 	if (cache->next_rowid >= cache->end_rowid)
 	{
 		FtTree		tree;
-		uint64		block;
+		uint64		first;
+		uint64		count;
 
 		fractam_table_tree(rel, &tree);
-		block = ft_meta_next_seq(&tree, FRACTAM_MAX_BLOCKS);
-		/* ft_meta_next_seq can process invalidations: look up again */
+		first = ft_meta_take_seq(&tree, rowid_grant,
+								 FRACTAM_MAX_BLOCKS * FRACTAM_ROWS_PER_BLOCK,
+								 &count);
+		/* ft_meta_take_seq can process invalidations: look up again */
 		cache = table_cache(rel);
-		cache->next_rowid = block * FRACTAM_ROWS_PER_BLOCK;
-		cache->end_rowid = cache->next_rowid + FRACTAM_ROWS_PER_BLOCK;
+		cache->next_rowid = first;
+		cache->end_rowid = first + count;
 	}
 	return cache->next_rowid++;
 }
@@ -143,7 +159,7 @@ fractam_rowid_limit(Relation rel)
 	FtTree		tree;
 
 	fractam_table_tree(rel, &tree);
-	return ft_meta_read_seq(&tree) * FRACTAM_ROWS_PER_BLOCK;
+	return ft_meta_read_seq(&tree);
 }
 
 /*

@@ -11,12 +11,12 @@
  * that may be a private copy.
  *
  * Row locks (table_lock.c) write a lock-only xmax: one transaction's xid,
- * or a MultiXact of several lockers.  A lock-only xmax never deletes.
- * Updates and deletes wait for every other transaction's locks and replace
- * the xmax with their own xid, or, when their own transaction tree holds a
- * lock under another (sub)transaction id, with a MultiXact of that lock
- * and the update, so that rolling back the updating subtransaction keeps
- * the lock (heap does the same).
+ * or a MultiXact of several lockers.  A lock-only xmax never deletes.  An
+ * update or delete writes its own xid, or a MultiXact of itself and the
+ * holders that may stay (table_xmax.c): FOR KEY SHARE lockers beside a
+ * non-key update, and locks of its own transaction tree under other
+ * subtransaction ids, which rolling back the updating subtransaction keeps
+ * (heap does the same).
  *
  *-------------------------------------------------------------------------
  */
@@ -262,6 +262,25 @@ fractam_tuple_surely_dead(HeapTupleHeader tup, GlobalVisState *vistest)
 }
 
 /*
+ * A lock-only xmax is in the way only while a locker runs.  The caller
+ * decides whether it conflicts (a MultiXact may hold only this
+ * transaction, or lockers of compatible strength).
+ */
+static bool
+lock_holder_runs(HeapTupleHeader tup)
+{
+	TransactionId xmax = HeapTupleHeaderGetRawXmax(tup);
+
+	if ((tup->t_infomask & HEAP_XMAX_INVALID) || !TransactionIdIsValid(xmax) ||
+		!HEAP_XMAX_IS_LOCKED_ONLY(tup->t_infomask))
+		return false;
+	if (tup->t_infomask & HEAP_XMAX_IS_MULTI)
+		return MultiXactIdIsRunning(xmax, true);
+	return TransactionIdIsCurrentTransactionId(xmax) ||
+		TransactionIdIsInProgress(xmax);
+}
+
+/*
  * Heap's HeapTupleSatisfiesUpdate: may this transaction (command curcid)
  * update or delete the version whose TID is self?  TM_BeingModified means another
  * transaction's change is in progress (its xid is the raw xmax).
@@ -282,9 +301,21 @@ fractam_tuple_satisfies_update(HeapTupleHeader tup, ItemPointer self,
 			if (HeapTupleHeaderGetCmin(tup) >= curcid)
 				return TM_Invisible;	/* inserted after the scan started */
 			if (xmax_unset(tup))
-				return TM_Ok;
+			{
+				/*
+				 * Row locks of other transactions carried over from the
+				 * version this transaction updated are in the way too.
+				 */
+				return lock_holder_runs(tup) ? TM_BeingModified : TM_Ok;
+			}
 			if (!TransactionIdIsCurrentTransactionId(deleter_xid(tup)))
-				return TM_Ok;	/* deleting subtransaction aborted */
+			{
+				/* the deleting subtransaction aborted: lockers may remain */
+				if ((tup->t_infomask & HEAP_XMAX_IS_MULTI) &&
+					MultiXactIdIsRunning(HeapTupleHeaderGetRawXmax(tup), false))
+					return TM_BeingModified;
+				return TM_Ok;
+			}
 			return HeapTupleHeaderGetCmax(tup) >= curcid ?
 				TM_SelfModified : TM_Invisible;
 		}
@@ -298,20 +329,7 @@ fractam_tuple_satisfies_update(HeapTupleHeader tup, ItemPointer self,
 		return TM_Ok;
 	xmax = HeapTupleHeaderGetRawXmax(tup);
 	if (HEAP_XMAX_IS_LOCKED_ONLY(tup->t_infomask))
-	{
-		/*
-		 * A row lock: in the way only while a locker runs.  The caller
-		 * decides whether it conflicts (a MultiXact may hold only this
-		 * transaction, or lockers of compatible strength).
-		 */
-		if (tup->t_infomask & HEAP_XMAX_IS_MULTI)
-			return MultiXactIdIsRunning(xmax, true) ? TM_BeingModified : TM_Ok;
-		if (TransactionIdIsCurrentTransactionId(xmax))
-			return TM_BeingModified;
-		if (TransactionIdIsInProgress(xmax))
-			return TM_BeingModified;
-		return TM_Ok;
-	}
+		return lock_holder_runs(tup) ? TM_BeingModified : TM_Ok;
 	if (tup->t_infomask & HEAP_XMAX_IS_MULTI)
 	{
 		/* an updater with lockers: judge the updater, then the lockers */
