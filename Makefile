@@ -8,6 +8,7 @@ PGFILEDESC = "fractam - buffered fractal-tree access methods"
 OBJS = \
 	src/am/fractam_module.o \
 	src/am/utility_hook.o \
+	src/am/executor_hook.o \
 	src/am/sql_functions.o \
 	src/am/index/index_handler.o \
 	src/am/index/index_compare.o \
@@ -27,6 +28,9 @@ OBJS = \
 	src/am/table/table_xmax.o \
 	src/am/table/table_build.o \
 	src/am/table/table_vacuum.o \
+	src/am/table/table_partition.o \
+	src/am/table/table_executor.o \
+	src/am/table/table_stats.o \
 	src/ft/ft_init.o \
 	src/ft/ft_page.o \
 	src/ft/ft_buffer.o \

@@ -52,6 +52,21 @@ LANGUAGE C STRICT PARALLEL RESTRICTED;
 COMMENT ON FUNCTION fractam_stats(regclass) IS
   'shape and activity counters of a fractam index or table';
 
+CREATE FUNCTION fractam_table_stats(rel regclass,
+  OUT rowids_used bigint,
+  OUT rowids_left bigint,
+  OUT live_versions bigint,
+  OUT dead_versions bigint,
+  OUT recently_dead_versions bigint,
+  OUT in_progress_versions bigint,
+  OUT table_bytes bigint,
+  OUT bytes_per_live_version float8)
+RETURNS record
+AS 'MODULE_PATHNAME', 'fractam_table_stats'
+LANGUAGE C STRICT PARALLEL RESTRICTED;
+COMMENT ON FUNCTION fractam_table_stats(regclass) IS
+  'row ids used and left, row versions by state (reads the whole table), and bytes per live version of a fractam table';
+
 CREATE FUNCTION fractam_routing_cache_stats(
   OUT cached_pages bigint,
   OUT hits bigint,

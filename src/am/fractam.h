@@ -2,7 +2,7 @@
  *
  * fractam.h
  *	  Declarations shared by fractam's access methods (src/am): library
- *	  init and the utility hook.
+ *	  init, the utility hook and the executor hook.
  *
  *-------------------------------------------------------------------------
  */
@@ -11,5 +11,8 @@
 
 /* utility_hook.c */
 extern void fractam_install_utility_hook(void);
+
+/* executor_hook.c */
+extern void fractam_install_executor_hook(void);
 
 #endif							/* FRACTAM_H */

@@ -10,6 +10,7 @@
 
 #include "am/fractam.h"
 #include "am/index/fractam_index.h"
+#include "am/table/fractam_table.h"
 #include "fmgr.h"
 #include "ft/ft.h"
 #include "miscadmin.h"
@@ -37,6 +38,8 @@ _PG_init(void)
 	ft_register_rmgr();
 	ft_init();
 	fractam_index_init();
+	fractam_table_init();
 	fractam_install_utility_hook();
+	fractam_install_executor_hook();
 	MarkGUCPrefixReserved("fractam");
 }

@@ -24,6 +24,7 @@
 
 PG_FUNCTION_INFO_V1(fractam_verify);
 PG_FUNCTION_INFO_V1(fractam_stats);
+PG_FUNCTION_INFO_V1(fractam_table_stats);
 PG_FUNCTION_INFO_V1(fractam_routing_cache_stats);
 PG_FUNCTION_INFO_V1(fractam_unique_stats);
 
@@ -97,6 +98,43 @@ close_fractam_relation(Relation rel, LOCKMODE lockmode)
 		close_fractam_index(rel, lockmode);
 	else
 		relation_close(rel, lockmode);
+}
+
+/* fractam_table_stats(regclass): see table_stats.c */
+Datum
+fractam_table_stats(PG_FUNCTION_ARGS)
+{
+	Oid			relid = PG_GETARG_OID(0);
+	Relation	rel;
+	FtTree		tree;
+	FractamTableCounts c;
+	TupleDesc	tupdesc;
+	Datum		values[8];
+	bool		nulls[8] = {0};
+
+	if (get_rel_relkind(relid) == RELKIND_INDEX)
+		ereport(ERROR,
+				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
+				 errmsg("\"%s\" is not a fractam table", get_rel_name(relid)),
+				 errhint("Use fractam_stats for fractam indexes.")));
+	rel = open_fractam_relation(relid, AccessShareLock, &tree);
+	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
+		elog(ERROR, "return type must be a row type");
+	fractam_table_counts(rel, &c);
+	relation_close(rel, AccessShareLock);
+
+	values[0] = Int64GetDatum((int64) c.rowids_used);
+	values[1] = Int64GetDatum((int64) c.rowids_left);
+	values[2] = Int64GetDatum((int64) c.live);
+	values[3] = Int64GetDatum((int64) c.dead);
+	values[4] = Int64GetDatum((int64) c.recently_dead);
+	values[5] = Int64GetDatum((int64) c.in_progress);
+	values[6] = Int64GetDatum((int64) c.file_bytes);
+	if (c.live > 0)
+		values[7] = Float8GetDatum((double) c.file_bytes / c.live);
+	else
+		nulls[7] = true;
+	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(tupdesc, values, nulls)));
 }
 
 /*

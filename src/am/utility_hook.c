@@ -1,13 +1,14 @@
 /*-------------------------------------------------------------------------
  *
  * utility_hook.c
- *	  Make "USING fractam" work in CREATE INDEX.
+ *	  Make "USING fractam" work in CREATE INDEX and on partitioned tables.
  *
  * pg_am names are unique, and "fractam" is reserved for the table access
  * method, so the index access method is cataloged as fractam_index.  This
  * hook rewrites the access method name "fractam" to fractam_index in
  * CREATE INDEX, in EXCLUDE constraints and in operator class / family
- * commands, before standard processing.
+ * commands, before standard processing.  It also lets a partitioned table
+ * pass fractam on to its new partitions (src/am/table/table_partition.c).
  *
  *-------------------------------------------------------------------------
  */
@@ -15,6 +16,7 @@
 
 #include "am/fractam.h"
 #include "am/index/fractam_index.h"
+#include "am/table/fractam_table.h"
 #include "nodes/parsenodes.h"
 #include "tcop/utility.h"
 
@@ -128,6 +130,10 @@ fractam_utility(PlannedStmt *pstmt, const char *queryString,
 				ParamListInfo params, QueryEnvironment *queryEnv,
 				DestReceiver *dest, QueryCompletion *qc)
 {
+	RangeVar   *mark = NULL;
+	bool		mark_on = false;
+	bool		run = true;
+
 	if (needs_mapping(pstmt->utilityStmt))
 	{
 		if (readOnlyTree)
@@ -135,12 +141,23 @@ fractam_utility(PlannedStmt *pstmt, const char *queryString,
 		readOnlyTree = false;
 		apply_mapping(pstmt->utilityStmt);
 	}
-	if (prev_utility_hook)
+	if (fractam_partition_needs_rewrite(pstmt->utilityStmt))
+	{
+		if (readOnlyTree)
+			pstmt = copyObject(pstmt);
+		readOnlyTree = false;
+		run = fractam_partition_rewrite(pstmt->utilityStmt, &mark, &mark_on);
+	}
+	if (!run)
+		;						/* nothing left but the mark */
+	else if (prev_utility_hook)
 		prev_utility_hook(pstmt, queryString, readOnlyTree, context, params,
 						  queryEnv, dest, qc);
 	else
 		standard_ProcessUtility(pstmt, queryString, readOnlyTree, context,
 								params, queryEnv, dest, qc);
+	if (mark)
+		fractam_partition_mark(mark, mark_on);
 }
 
 void

@@ -127,7 +127,8 @@ extern void ft_init(void);
 /* ft_buffer.c */
 extern void ft_init_tree(FtTree *tree, ForkNumber forknum);
 extern void ft_create_storage(SMgrRelation smgr,
-							  ForkNumber forknum, bool wal);
+							  ForkNumber forknum, bool wal,
+							  uint64 first_seq);
 typedef uint64 (*FtSeqGrantFn) (uint64 value);
 extern uint64 ft_meta_take_seq(FtTree *tree, FtSeqGrantFn grant, uint64 limit,
 							   uint64 *count);

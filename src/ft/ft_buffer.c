@@ -196,6 +196,17 @@ ft_forget_root(FtTree *tree)
 }
 
 /*
+ * The pages of the tree's file.  Not RelationGetNumberOfBlocks: a table
+ * AM reports the TID blocks of its relation there (a fractam table's
+ * pseudo-blocks of row ids), which may outnumber the pages.
+ */
+BlockNumber
+ft_nblocks(FtTree *tree)
+{
+	return smgrnblocks(RelationGetSmgr(tree->rel), MAIN_FORKNUM);
+}
+
+/*
  * Read the root location from the metapage.
  */
 void
@@ -235,17 +246,19 @@ ft_read_meta(FtTree *tree, BlockNumber *root, uint32 *root_level)
 
 /*
  * Write an empty tree (metapage + empty root leaf) into the given fork of a
- * fresh relation file.  Used for the init fork of unlogged relations, for
+ * fresh relation file, its metapage counter at first_seq.  Used for the init fork of unlogged relations, for
  * empty builds and for a table's new relation file.  Pages are written
  * through smgr, checksummed, WAL-logged if wal says so, and synced.
  */
 void
-ft_create_storage(SMgrRelation smgr, ForkNumber forknum, bool wal)
+ft_create_storage(SMgrRelation smgr, ForkNumber forknum, bool wal,
+				  uint64 first_seq)
 {
 	PGAlignedBlock metabuf;
 	PGAlignedBlock leafbuf;
 
 	ft_meta_init(metabuf.data, 1, 0);
+	ft_meta_set_seq(metabuf.data, first_seq);
 	ft_page_init(leafbuf.data, FT_PAGE_LEAF, 0);
 
 	PageSetChecksumInplace(metabuf.data, FT_METAPAGE_BLKNO);
@@ -270,7 +283,7 @@ void
 ft_init_tree(FtTree *tree, ForkNumber forknum)
 {
 	ft_create_storage(RelationGetSmgr(tree->rel), forknum,
-					  forknum == INIT_FORKNUM || RelationNeedsWAL(tree->rel));
+					  forknum == INIT_FORKNUM || RelationNeedsWAL(tree->rel), 0);
 }
 
 /*

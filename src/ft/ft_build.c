@@ -77,7 +77,7 @@ ft_build_begin(FtTree *tree)
 	state->cxt = AllocSetContextCreate(CurrentMemoryContext,
 									   "fractam build",
 									   ALLOCSET_DEFAULT_SIZES);
-	if (RelationGetNumberOfBlocks(tree->rel) != 0)
+	if (ft_nblocks(tree) != 0)
 		elog(ERROR, "%s \"%s\" already contains data",
 			 ft_relkind_name(tree->rel), RelationGetRelationName(tree->rel));
 	state->metabuf = ft_newbuf(tree);

@@ -131,6 +131,7 @@ extern void ft_oscache_init(void);
 
 /* ft_buffer.c */
 extern Buffer ft_getbuf(FtTree *tree, BlockNumber blkno, int access);
+extern BlockNumber ft_nblocks(FtTree *tree);
 extern void ft_checkpage(Relation rel, Buffer buf);
 extern Buffer ft_newbuf(FtTree *tree);
 extern void ft_read_meta(FtTree *tree, BlockNumber *root, uint32 *root_level);

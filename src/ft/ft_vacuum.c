@@ -422,7 +422,7 @@ ft_vacuum(FtTree *tree, FtVacuumCallback callback, void *arg,
 	VisitMap	visited;
 
 	memset(result, 0, sizeof(FtVacuumResult));
-	visited.nblocks = RelationGetNumberOfBlocks(tree->rel);
+	visited.nblocks = ft_nblocks(tree);
 	visited.bits = palloc0(visited.nblocks / 8 + 1);
 
 	/* leftmost node of the top buffer level, or the root leaf */
@@ -433,7 +433,7 @@ ft_vacuum(FtTree *tree, FtVacuumCallback callback, void *arg,
 		UnlockReleaseBuffer(d.buf);
 		vacuum_leaf_run(tree, leafblk, NULL, 0, callback, arg, result, NULL,
 						&visited);
-		result->num_pages = RelationGetNumberOfBlocks(tree->rel);
+		result->num_pages = ft_nblocks(tree);
 		pfree(visited.bits);
 		return;
 	}
@@ -477,7 +477,7 @@ ft_vacuum(FtTree *tree, FtVacuumCallback callback, void *arg,
 	}
 	record_unreached_free_pages(tree, &visited);
 	pfree(visited.bits);
-	result->num_pages = RelationGetNumberOfBlocks(tree->rel);
+	result->num_pages = ft_nblocks(tree);
 }
 
 /*

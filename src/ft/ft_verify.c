@@ -256,7 +256,7 @@ ft_verify(FtTree *tree)
 void
 ft_collect_stats(FtTree *tree, FtStats *stats)
 {
-	BlockNumber nblocks = RelationGetNumberOfBlocks(tree->rel);
+	BlockNumber nblocks = ft_nblocks(tree);
 	BlockNumber blkno;
 	BlockNumber root;
 	uint32		level;

@@ -146,7 +146,8 @@ extern void fractam_costestimate(PlannerInfo *root, IndexPath *path,
 extern bool fractam_validate(Oid opclassoid);
 
 /* speculative.c */
-extern void fractam_install_executor_hook(void);
+struct QueryDesc;
+extern void fractam_speculative_prepare(struct QueryDesc *queryDesc);
 
 /* open an index and check it is a fractam index */
 extern Oid	fractam_index_am_oid(void);

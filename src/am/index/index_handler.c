@@ -121,5 +121,4 @@ fractam_index_init(void)
 							 PGC_USERSET, 0, NULL, NULL, NULL);
 
 	fractam_unique_locks_init();
-	fractam_install_executor_hook();
 }

@@ -9,7 +9,8 @@
  * INSERT ... ON CONFLICT when it inserts the first row.  fractam unique
  * indexes provide everything speculative insertion needs (btree strategy
  * numbers, amgettuple for the arbiter pre-check, UNIQUE_CHECK_PARTIAL), so
- * right after ExecutorStart we open the target's indexes ourselves with
+ * right after ExecutorStart (src/am/executor_hook.c) we open the target's
+ * indexes ourselves with
  * ExecOpenIndices while the relcache entries of its fractam unique indexes
  * report btree as their access method, and restore them immediately.
  * Nothing else runs in that window; the executor then finds the indexes
@@ -28,8 +29,6 @@
 #include "nodes/execnodes.h"
 #include "nodes/plannodes.h"
 #include "utils/rel.h"
-
-static ExecutorStart_hook_type prev_executor_start = NULL;
 
 static void
 open_indexes_for_speculative(ResultRelInfo *rri)
@@ -96,26 +95,13 @@ prepare_modify_table(PlanState *ps)
 		open_indexes_for_speculative(&mtstate->resultRelInfo[i]);
 }
 
-static void
-fractam_executor_start(QueryDesc *queryDesc, int eflags)
+/* Called right after ExecutorStart (src/am/executor_hook.c) */
+void
+fractam_speculative_prepare(QueryDesc *queryDesc)
 {
 	ListCell   *lc;
 
-	if (prev_executor_start)
-		prev_executor_start(queryDesc, eflags);
-	else
-		standard_ExecutorStart(queryDesc, eflags);
-
-	if (eflags & EXEC_FLAG_EXPLAIN_ONLY)
-		return;
 	prepare_modify_table(queryDesc->planstate);
 	foreach(lc, queryDesc->estate->es_auxmodifytables)
 		prepare_modify_table((PlanState *) lfirst(lc));
-}
-
-void
-fractam_install_executor_hook(void)
-{
-	prev_executor_start = ExecutorStart_hook;
-	ExecutorStart_hook = fractam_executor_start;
 }

@@ -34,8 +34,16 @@
 
 #define FRACTAM_ROWS_PER_BLOCK	MaxHeapTuplesPerPage
 #define FRACTAM_ROWID_SIZE		8
-/* pseudo-blocks 0 .. MaxBlockNumber; row ids beyond are refused */
-#define FRACTAM_MAX_BLOCKS		((uint64) MaxBlockNumber + 1)
+/*
+ * pseudo-blocks 0 .. MaxBlockNumber - 1, so that their count fits a
+ * BlockNumber below InvalidBlockNumber (RelationGetNumberOfBlocks); row ids
+ * beyond are refused
+ */
+#define FRACTAM_MAX_BLOCKS		((uint64) MaxBlockNumber)
+#define FRACTAM_ROWID_LIMIT		(FRACTAM_MAX_BLOCKS * FRACTAM_ROWS_PER_BLOCK)
+
+/* table_handler.c: settings */
+extern double fractam_debug_first_rowid;
 
 typedef uint64 FtRowId;
 
@@ -120,6 +128,7 @@ extern void fractam_table_tree(Relation rel, FtTree *tree);
 extern FtRowId fractam_next_rowid(Relation rel);
 extern uint64 fractam_rowid_limit(Relation rel);
 extern FtRowId fractam_rowid_end(Relation rel);
+extern FtRowId fractam_rowid_first(Relation rel);
 extern void fractam_forget_cache(Relation rel);
 extern HeapTuple fractam_item_copy(Relation rel, const char *item, Size len);
 extern HeapTuple fractam_fetch_version(Relation rel, FtRowId rowid);
@@ -150,6 +159,14 @@ extern TM_Result fractam_tuple_satisfies_update(HeapTupleHeader tup,
 												CommandId curcid);
 
 /* table_scan.c */
+typedef struct FractamParallelScanDescData
+{
+	ParallelBlockTableScanDescData base;	/* hands out pseudo-blocks ... */
+	FtRowId		first_rowid;	/* ... counted from this one's */
+} FractamParallelScanDescData;
+typedef FractamParallelScanDescData *FractamParallelScanDesc;
+
+extern Size fractam_parallelscan_estimate(Relation rel);
 extern const TupleTableSlotOps *fractam_slot_callbacks(Relation rel);
 extern TableScanDesc fractam_scan_begin(Relation rel, Snapshot snapshot,
 										int nkeys, struct ScanKeyData *key,
@@ -264,9 +281,10 @@ extern void fractam_set_xmax(HeapTupleHeader hdr, const FractamXmax *x);
 extern TransactionId fractam_updater(HeapTupleHeader hdr, bool *key_update);
 
 /* table_lock.c */
-extern bool fractam_wait_for_holders(Relation rel, ItemPointer tid,
-									 FtItemRef *ref, LockTupleMode mode,
-									 XLTW_Oper oper, bool *have_tuplock);
+extern void fractam_wait_for_holders(Relation rel, ItemPointer tid,
+									 FtItemRef *ref, FractamHolders *holders,
+									 LockTupleMode mode, XLTW_Oper oper,
+									 bool *have_tuplock);
 extern void fractam_release_tuplock(Relation rel, ItemPointer tid,
 									LockTupleMode mode, bool *have_tuplock);
 extern TM_Result fractam_tuple_lock(Relation rel, ItemPointer tid,
@@ -304,7 +322,32 @@ extern void fractam_relation_copy_for_cluster(Relation OldTable,
 extern void fractam_relation_vacuum(Relation rel, struct VacuumParams *params,
 									BufferAccessStrategy bstrategy);
 
+/* table_stats.c */
+typedef struct FractamTableCounts
+{
+	uint64		rowids_used;	/* handed out (the metapage's counter) */
+	uint64		rowids_left;	/* before FRACTAM_ROWID_LIMIT */
+	uint64		live;			/* versions visible to new snapshots */
+	uint64		dead;			/* removable by VACUUM now */
+	uint64		recently_dead;	/* deleted, still visible to some */
+	uint64		in_progress;	/* insert or delete in progress */
+	uint64		file_bytes;		/* main fork */
+} FractamTableCounts;
+
+extern void fractam_table_counts(Relation rel, FractamTableCounts *counts);
+
+/* table_executor.c */
+struct QueryDesc;
+extern void fractam_table_prepare_plan(struct QueryDesc *queryDesc);
+
+/* table_partition.c (called by the utility hook) */
+extern bool fractam_partition_needs_rewrite(Node *stmt);
+extern bool fractam_partition_rewrite(Node *stmt, RangeVar **mark,
+									  bool *mark_on);
+extern void fractam_partition_mark(RangeVar *rv, bool on);
+
 /* table_handler.c */
+extern void fractam_table_init(void);
 extern Datum fractam_table_handler(PG_FUNCTION_ARGS);
 extern bool fractam_is_table(Relation rel);
 

@@ -11,8 +11,24 @@
 #include "am/table/fractam_table.h"
 #include "catalog/pg_am.h"
 #include "fmgr.h"
+#include "utils/guc.h"
 
 PG_FUNCTION_INFO_V1(fractam_table_handler);
+
+double		fractam_debug_first_rowid = 0;
+
+/* The table access method's settings (called from _PG_init) */
+void
+fractam_table_init(void)
+{
+	DefineCustomRealVariable("fractam.debug_table_first_rowid",
+							 "Row id a new or truncated fractam table's file starts at (testing).",
+							 "Lets tests run with TID block numbers far beyond the file's pages "
+							 "(row id r is TID (r / 291, r % 291 + 1)) or near the row-id limit.",
+							 &fractam_debug_first_rowid, 0, 0,
+							 (double) (FRACTAM_ROWID_LIMIT - 1),
+							 PGC_SUSET, GUC_NOT_IN_SAMPLE, NULL, NULL, NULL);
+}
 
 static Oid
 fractam_relation_toast_am(Relation rel)
@@ -33,7 +49,7 @@ static const TableAmRoutine fractam_table_methods = {
 	.scan_set_tidrange = fractam_scan_set_tidrange,
 	.scan_getnextslot_tidrange = fractam_scan_getnextslot_tidrange,
 
-	.parallelscan_estimate = table_block_parallelscan_estimate,
+	.parallelscan_estimate = fractam_parallelscan_estimate,
 	.parallelscan_initialize = fractam_parallelscan_initialize,
 	.parallelscan_reinitialize = table_block_parallelscan_reinitialize,
 

@@ -100,33 +100,24 @@ wait_for(Relation rel, ItemPointer tid, TransactionId *xids, int nxids,
 }
 
 /*
- * For updates and deletes (table_modify.c): with the version's leaf held,
- * is some other transaction's lock or change in the way of a change of
- * strength mode?  Then release the leaf, queue on the tuple lock (unless
- * this transaction holds the version too: heap skips it then, to avoid a
- * deadlock with the waiters), wait, and return true (the caller finds the
- * version again).
+ * For updates and deletes (table_modify.c): the version's leaf is held and
+ * holders (computed under it) are in the way.  Release the leaf, queue on
+ * the tuple lock (unless this transaction holds the version too: heap
+ * skips it then, to avoid a deadlock with the waiters), and wait for them;
+ * the caller then finds the version again.  (The holders are not looked up
+ * again here: one may have ended meanwhile, and the leaf must be released
+ * whatever they do now.)
  */
-bool
+void
 fractam_wait_for_holders(Relation rel, ItemPointer tid, FtItemRef *ref,
-						 LockTupleMode mode, XLTW_Oper oper,
-						 bool *have_tuplock)
+						 FractamHolders *holders, LockTupleMode mode,
+						 XLTW_Oper oper, bool *have_tuplock)
 {
-	FractamHolders holders;
-
-	fractam_holders(fractam_item_tuple(ref->item), mode, &holders);
-	if (holders.nxids == 0)
-	{
-		if (holders.xids)
-			pfree(holders.xids);
-		return false;
-	}
+	Assert(holders->nxids > 0);
 	ft_item_release(ref);
-	if (holders.own < 0)
+	if (holders->own < 0)
 		acquire_tuplock(rel, tid, mode, LockWaitBlock, have_tuplock);
-	wait_for(rel, tid, holders.xids, holders.nxids, LockWaitBlock, oper);
-	pfree(holders.xids);
-	return true;
+	wait_for(rel, tid, holders->xids, holders->nxids, LockWaitBlock, oper);
 }
 
 static void

@@ -298,17 +298,19 @@ lock_for_change(Relation rel, FtTree *tree, ItemPointer tid, CommandId cid,
 			FractamHolders holders;
 
 			fractam_holders(hdr, *mode, &holders);
-			if (holders.xids)
-				pfree(holders.xids);
 			/* our own locks, or lockers the change may stay beside */
 			if (holders.nxids == 0)
 				result = TM_Ok;
 			else if (wait)
 			{
-				fractam_wait_for_holders(rel, tid, ref, *mode, oper,
+				/* releases the leaf; then look again */
+				fractam_wait_for_holders(rel, tid, ref, &holders, *mode, oper,
 										 have_tuplock);
+				pfree(holders.xids);
 				continue;
 			}
+			if (holders.xids)
+				pfree(holders.xids);
 		}
 		if (result == TM_Ok && crosscheck != InvalidSnapshot &&
 			!fractam_tuple_visible(hdr, crosscheck))

@@ -143,6 +143,7 @@ next_parallel_range(FractamScanDesc scan)
 	ParallelBlockTableScanDesc pbscan =
 		(ParallelBlockTableScanDesc) scan->rs_base.rs_parallel;
 	BlockNumber block;
+	FtRowId		first;
 	char		key[FRACTAM_ROWID_SIZE];
 
 	if (scan->ftscan == NULL)
@@ -155,9 +156,12 @@ next_parallel_range(FractamScanDesc scan)
 											  &scan->pwork, pbscan);
 	if (block == InvalidBlockNumber)
 		return false;
-	fractam_rowid_key((FtRowId) block * FRACTAM_ROWS_PER_BLOCK, key);
+	/* the shared counter counts from the first pseudo-block in use */
+	first = ((FractamParallelScanDesc) pbscan)->first_rowid +
+		(FtRowId) block * FRACTAM_ROWS_PER_BLOCK;
+	fractam_rowid_key(first, key);
 	ft_scan_seek(scan->ftscan, key, sizeof(key), true);
-	scan->range_end = ((FtRowId) block + 1) * FRACTAM_ROWS_PER_BLOCK;
+	scan->range_end = first + FRACTAM_ROWS_PER_BLOCK;
 	return true;
 }
 
@@ -171,6 +175,7 @@ next_parallel_version(FractamScanDesc scan, Size *len)
 		return NULL;
 	for (;;)
 	{
+		CHECK_FOR_INTERRUPTS();
 		if (scan->range_end == 0 && !next_parallel_range(scan))
 		{
 			scan->done = true;
@@ -352,21 +357,34 @@ fractam_scan_getnextslot_tidrange(TableScanDesc sscan, ScanDirection direction,
 }
 
 /*
- * Parallel scans hand out pseudo-blocks: as many as have row ids now.
- * (Rows added later by this transaction's own commands are not seen by the
- * scan's snapshot; other transactions' are not visible either.)
+ * Parallel scans hand out pseudo-blocks through PostgreSQL's block
+ * allocator: those from the first one that holds a version to the last
+ * one with row ids handed out now, counted from the first (a table whose
+ * row ids start far from zero does not walk the empty ones).  Rows added
+ * later by this transaction's own commands are not seen by the scan's
+ * snapshot; other transactions' are not visible either.
  */
+Size
+fractam_parallelscan_estimate(Relation rel)
+{
+	return sizeof(FractamParallelScanDescData);
+}
+
 Size
 fractam_parallelscan_initialize(Relation rel, ParallelTableScanDesc pscan)
 {
-	ParallelBlockTableScanDesc bpscan = (ParallelBlockTableScanDesc) pscan;
-	Size		size = table_block_parallelscan_initialize(rel, pscan);
-	uint64		nblocks = (fractam_rowid_limit(rel) + FRACTAM_ROWS_PER_BLOCK - 1) /
+	FractamParallelScanDesc fpscan = (FractamParallelScanDesc) pscan;
+	uint64		end = (fractam_rowid_limit(rel) + FRACTAM_ROWS_PER_BLOCK - 1) /
 		FRACTAM_ROWS_PER_BLOCK;
+	uint64		first = fractam_rowid_first(rel) / FRACTAM_ROWS_PER_BLOCK;
 
-	bpscan->phs_nblocks = (BlockNumber) Min(nblocks, (uint64) MaxBlockNumber);
-	bpscan->base.phs_syncscan = false;
-	return size;
+	table_block_parallelscan_initialize(rel, pscan);
+	first = Min(first, end);
+	fpscan->first_rowid = first * FRACTAM_ROWS_PER_BLOCK;
+	fpscan->base.phs_nblocks = (BlockNumber) Min(end - first,
+												 (uint64) MaxBlockNumber);
+	fpscan->base.base.phs_syncscan = false;
+	return sizeof(FractamParallelScanDescData);
 }
 
 /* ---- fetches by TID ---- */

@@ -14,10 +14,13 @@
 #include "am/table/fractam_table.h"
 #include "catalog/storage.h"
 #include "catalog/storage_xlog.h"
+#include "commands/progress.h"
 #include "miscadmin.h"
 #include "storage/bufmgr.h"
 #include "storage/smgr.h"
+#include "utils/backend_status.h"
 #include "utils/builtins.h"
+#include "utils/guc.h"
 #include "utils/memutils.h"
 #include "utils/snapmgr.h"
 
@@ -104,6 +107,42 @@ rowid_grant(uint64 value)
 	return FRACTAM_ROWS_PER_BLOCK - value % FRACTAM_ROWS_PER_BLOCK;
 }
 
+/*
+ * The first row id of a new or truncated table's file: 0, or for tests a
+ * debug setting (fractam.debug_table_first_rowid) that starts it past the
+ * first 40 million row ids or near the limit, so that TID block numbers
+ * far beyond the file's pages are exercised.
+ */
+static uint64
+first_rowid(void)
+{
+	return (uint64) Min(fractam_debug_first_rowid,
+						(double) (FRACTAM_ROWID_LIMIT - 1));
+}
+
+/*
+ * Warn as the row ids run out (80 % and 95 % of FRACTAM_ROWID_LIMIT used),
+ * as PostgreSQL warns before transaction ids wrap around; ft_meta_take_seq
+ * refuses row ids beyond the limit with an error.
+ */
+static void
+warn_rowids_running_out(Relation rel, uint64 end)
+{
+	if (end < FRACTAM_ROWID_LIMIT / 100 * 80)
+		return;
+	ereport(WARNING,
+			(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+			 errmsg("table \"%s\" has used %d%% of its row ids",
+					RelationGetRelationName(rel),
+					(int) (end * 100.0 / FRACTAM_ROWID_LIMIT)),
+			 errdetail("%llu row ids are left; every row version takes one.",
+					   (unsigned long long) (FRACTAM_ROWID_LIMIT - end)),
+			 errhint("%s",
+					 end >= FRACTAM_ROWID_LIMIT / 100 * 95 ?
+					 "Run VACUUM FULL on the table soon to renumber its rows: writes fail once the row ids are used up." :
+					 "Plan a VACUUM FULL of the table to renumber its rows.")));
+}
+
 /* The next row id for a new version */
 FtRowId
 fractam_next_rowid(Relation rel)
@@ -117,15 +156,36 @@ fractam_next_rowid(Relation rel)
 		uint64		count;
 
 		fractam_table_tree(rel, &tree);
-		first = ft_meta_take_seq(&tree, rowid_grant,
-								 FRACTAM_MAX_BLOCKS * FRACTAM_ROWS_PER_BLOCK,
+		first = ft_meta_take_seq(&tree, rowid_grant, FRACTAM_ROWID_LIMIT,
 								 &count);
 		/* ft_meta_take_seq can process invalidations: look up again */
 		cache = table_cache(rel);
 		cache->next_rowid = first;
 		cache->end_rowid = first + count;
+		warn_rowids_running_out(rel, first + count);
 	}
 	return cache->next_rowid++;
+}
+
+/* The first (forward) or last row id stored; false if the table is empty */
+static bool
+edge_rowid(Relation rel, bool forward, FtRowId *rowid)
+{
+	FtTree		tree;
+	FtScan		scan;
+	const char *item;
+	Size		len;
+	bool		found;
+
+	fractam_table_tree(rel, &tree);
+	scan = ft_scan_begin(&tree);
+	ft_scan_set_keep_pins(scan, false);
+	ft_scan_seek(scan, NULL, 0, forward);
+	found = ft_scan_next(scan, &item, &len);
+	if (found)
+		*rowid = fractam_item_rowid(item);
+	ft_scan_end(scan);
+	return found;
 }
 
 /*
@@ -136,20 +196,18 @@ fractam_next_rowid(Relation rel)
 FtRowId
 fractam_rowid_end(Relation rel)
 {
-	FtTree		tree;
-	FtScan		scan;
-	const char *item;
-	Size		len;
-	FtRowId		end = 0;
+	FtRowId		last;
 
-	fractam_table_tree(rel, &tree);
-	scan = ft_scan_begin(&tree);
-	ft_scan_set_keep_pins(scan, false);
-	ft_scan_seek(scan, NULL, 0, false);
-	if (ft_scan_next(scan, &item, &len))
-		end = fractam_item_rowid(item) + 1;
-	ft_scan_end(scan);
-	return end;
+	return edge_rowid(rel, false, &last) ? last + 1 : 0;
+}
+
+/* The smallest row id stored (0 if the table is empty) */
+FtRowId
+fractam_rowid_first(Relation rel)
+{
+	FtRowId		first;
+
+	return edge_rowid(rel, true, &first) ? first : 0;
 }
 
 /* Row ids below this were handed out (versions may exist for them) */
@@ -239,10 +297,11 @@ fractam_relation_set_new_filenode(Relation rel, const RelFileNode *newrnode,
 			   rel->rd_rel->relkind == RELKIND_TOASTVALUE);
 		smgrcreate(srel, INIT_FORKNUM, false);
 		log_smgrcreate(newrnode, INIT_FORKNUM);
-		ft_create_storage(srel, INIT_FORKNUM, true);
+		ft_create_storage(srel, INIT_FORKNUM, true, first_rowid());
 	}
 	ft_create_storage(srel, MAIN_FORKNUM,
-					  persistence == RELPERSISTENCE_PERMANENT && XLogIsNeeded());
+					  persistence == RELPERSISTENCE_PERMANENT && XLogIsNeeded(),
+					  first_rowid());
 	smgrclose(srel);
 }
 
@@ -256,7 +315,7 @@ fractam_relation_nontransactional_truncate(Relation rel)
 	RelationTruncate(rel, 0);
 	fractam_forget_cache(rel);
 	ft_create_storage(RelationGetSmgr(rel), MAIN_FORKNUM,
-					  RelationNeedsWAL(rel));
+					  RelationNeedsWAL(rel), first_rowid());
 }
 
 /* ALTER TABLE ... SET TABLESPACE: copy every fork to the new file */
@@ -297,6 +356,27 @@ fractam_relation_copy_data(Relation rel, const RelFileNode *newrnode)
  * ANALYZE's arithmetic stay in pages as they are for heap (a sampled block
  * beyond the last pseudo-block is simply empty).
  */
+/*
+ * ANALYZE (PostgreSQL 15's acquire_sample_rows) prefetches each TID block
+ * it samples as the file page of that number (maintenance_io_concurrency):
+ * for a fractam table that reads an unrelated tree page, and a TID block
+ * past the file's first 1 GB segment while the file is smaller makes md.c
+ * fail the ANALYZE.  It asks for the size right before it decides on
+ * prefetching, so while an ANALYZE runs (its progress report says so) the
+ * setting is turned off here; ANALYZE reverts every setting changed during
+ * it when it is done with the table (its own GUC nest level).
+ */
+static void
+no_analyze_prefetch(void)
+{
+	if (MyBEEntry == NULL ||
+		MyBEEntry->st_progress_command != PROGRESS_COMMAND_ANALYZE ||
+		maintenance_io_concurrency == 0)
+		return;
+	(void) set_config_option("maintenance_io_concurrency", "0", PGC_USERSET,
+							 PGC_S_SESSION, GUC_ACTION_SAVE, true, 0, false);
+}
+
 uint64
 fractam_relation_size(Relation rel, ForkNumber forkNumber)
 {
@@ -309,6 +389,7 @@ fractam_relation_size(Relation rel, ForkNumber forkNumber)
 			FRACTAM_ROWS_PER_BLOCK;
 
 		size = Max(size, pseudo * BLCKSZ);
+		no_analyze_prefetch();
 	}
 	return size;
 }

@@ -1,0 +1,258 @@
+/*-------------------------------------------------------------------------
+ *
+ * table_partition.c
+ *	  Partitioned tables whose new partitions are fractam tables.
+ *
+ * PostgreSQL 15 refuses "USING" on a partitioned table and creates each
+ * new partition with default_table_access_method, so daily partitions of
+ * a table meant for fractam would silently become heap.  The utility hook
+ * (src/am/utility_hook.c) fills that gap the way PostgreSQL 17 does:
+ *
+ * - CREATE TABLE ... PARTITION BY ... USING fractam creates the
+ *   partitioned table without the clause and marks it with the reloption
+ *   fractam_partitions = true, written into pg_class.reloptions after
+ *   creation (PostgreSQL would refuse it as a storage parameter of a
+ *   partitioned table), so pg_dump dumps it ("WITH (fractam_partitions=
+ *   'true')", which this hook accepts again on restore) and ROLLBACK
+ *   undoes it;
+ * - CREATE TABLE ... PARTITION OF a marked table without USING creates a
+ *   fractam partition (a partitioned partition is marked in turn);
+ * - ALTER TABLE ... SET ACCESS METHOD fractam | heap on a partitioned table
+ *   sets or clears the mark: it changes only partitions created later.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/htup_details.h"
+#include "access/reloptions.h"
+#include "access/table.h"
+#include "am/table/fractam_table.h"
+#include "catalog/catalog.h"
+#include "catalog/indexing.h"
+#include "catalog/namespace.h"
+#include "catalog/pg_class.h"
+#include "commands/defrem.h"
+#include "miscadmin.h"
+#include "nodes/makefuncs.h"
+#include "storage/lmgr.h"
+#include "utils/acl.h"
+#include "utils/builtins.h"
+#include "utils/lsyscache.h"
+#include "utils/syscache.h"
+
+#define PARTITIONS_OPTION	"fractam_partitions"
+
+/* Does the partitioned table relid pass fractam on to new partitions? */
+static bool
+passes_fractam(Oid relid)
+{
+	HeapTuple	tup = SearchSysCache1(RELOID, ObjectIdGetDatum(relid));
+	bool		result = false;
+
+	if (!HeapTupleIsValid(tup))
+		return false;
+	if (((Form_pg_class) GETSTRUCT(tup))->relkind == RELKIND_PARTITIONED_TABLE)
+	{
+		bool		isnull;
+		Datum		datum = SysCacheGetAttr(RELOID, tup,
+											Anum_pg_class_reloptions, &isnull);
+		ListCell   *lc;
+
+		if (!isnull)
+			foreach(lc, untransformRelOptions(datum))
+			{
+				DefElem    *def = lfirst(lc);
+
+				if (strcmp(def->defname, PARTITIONS_OPTION) == 0)
+					result = defGetBoolean(def);
+			}
+	}
+	ReleaseSysCache(tup);
+	return result;
+}
+
+static bool
+is_partitioned_table(RangeVar *rv)
+{
+	Oid			relid = RangeVarGetRelid(rv, NoLock, true);
+
+	return OidIsValid(relid) &&
+		get_rel_relkind(relid) == RELKIND_PARTITIONED_TABLE;
+}
+
+/* Is the statement one fractam_partition_rewrite changes? */
+bool
+fractam_partition_needs_rewrite(Node *stmt)
+{
+	ListCell   *lc;
+
+	if (IsA(stmt, CreateStmt))
+	{
+		CreateStmt *cs = (CreateStmt *) stmt;
+
+		if (cs->partspec &&
+			((cs->accessMethod && strcmp(cs->accessMethod, "fractam") == 0) ||
+			 cs->options != NIL))
+			return true;
+		return cs->partbound && cs->accessMethod == NULL &&
+			list_length(cs->inhRelations) == 1;
+	}
+	if (IsA(stmt, AlterTableStmt))
+	{
+		AlterTableStmt *as = (AlterTableStmt *) stmt;
+
+		if (as->objtype != OBJECT_TABLE)
+			return false;
+		foreach(lc, as->cmds)
+		{
+			AlterTableCmd *cmd = lfirst(lc);
+
+			if (cmd->subtype == AT_SetAccessMethod)
+				return is_partitioned_table(as->relation);
+		}
+	}
+	return false;
+}
+
+/*
+ * Rewrite the statement before standard processing (a copy the caller
+ * owns).  Sets *mark to the partitioned table whose mark is to be set
+ * (*mark_on) or cleared once the statement ran, or leaves it NULL.
+ * Returns false when nothing is left for standard processing to do.
+ */
+bool
+fractam_partition_rewrite(Node *stmt, RangeVar **mark, bool *mark_on)
+{
+	*mark = NULL;
+	if (IsA(stmt, CreateStmt))
+	{
+		CreateStmt *cs = (CreateStmt *) stmt;
+
+		/* a new partition of a marked table is a fractam table */
+		if (cs->partbound && cs->accessMethod == NULL &&
+			list_length(cs->inhRelations) == 1)
+		{
+			Oid			parent = RangeVarGetRelid(linitial(cs->inhRelations),
+												  NoLock, true);
+
+			if (OidIsValid(parent) && passes_fractam(parent))
+				cs->accessMethod = pstrdup("fractam");
+		}
+		if (cs->partspec)
+		{
+			List	   *options = NIL;
+			ListCell   *lc;
+
+			/* CREATE TABLE IF NOT EXISTS leaves an existing table alone */
+			bool		exists = cs->if_not_exists &&
+				OidIsValid(RangeVarGetRelid(cs->relation, NoLock, true));
+
+			if (cs->accessMethod && strcmp(cs->accessMethod, "fractam") == 0)
+			{
+				cs->accessMethod = NULL;
+				*mark = cs->relation;
+				*mark_on = true;
+			}
+			/* the mark itself, as pg_dump writes it */
+			foreach(lc, cs->options)
+			{
+				DefElem    *def = lfirst(lc);
+
+				if (def->defnamespace == NULL &&
+					strcmp(def->defname, PARTITIONS_OPTION) == 0)
+				{
+					*mark = cs->relation;
+					*mark_on = defGetBoolean(def);
+				}
+				else
+					options = lappend(options, def);
+			}
+			cs->options = options;
+			if (exists)
+				*mark = NULL;
+		}
+		return true;
+	}
+	if (IsA(stmt, AlterTableStmt))
+	{
+		AlterTableStmt *as = (AlterTableStmt *) stmt;
+		List	   *cmds = NIL;
+		ListCell   *lc;
+
+		foreach(lc, as->cmds)
+		{
+			AlterTableCmd *cmd = lfirst(lc);
+
+			if (cmd->subtype != AT_SetAccessMethod)
+			{
+				cmds = lappend(cmds, cmd);
+				continue;
+			}
+			if (strcmp(cmd->name, "fractam") != 0 &&
+				strcmp(cmd->name, "heap") != 0)
+				ereport(ERROR,
+						(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+						 errmsg("access method \"%s\" cannot be set on a partitioned table",
+								cmd->name),
+						 errdetail("fractam lets a partitioned table pass \"fractam\" or \"heap\" on to the partitions created later.")));
+			*mark = as->relation;
+			*mark_on = strcmp(cmd->name, "fractam") == 0;
+		}
+		as->cmds = cmds;
+		return cmds != NIL;
+	}
+	return true;
+}
+
+/*
+ * Set or clear the mark of a partitioned table (the statement that
+ * created or altered it has run): pg_class.reloptions, transactional.
+ */
+void
+fractam_partition_mark(RangeVar *rv, bool on)
+{
+	Oid			relid = RangeVarGetRelidExtended(rv, AccessExclusiveLock, 0,
+												 NULL, NULL);
+	Relation	pgclass;
+	HeapTuple	tup;
+	HeapTuple	newtup;
+	Datum		datum;
+	bool		isnull;
+	Datum		newopts;
+	Datum		values[Natts_pg_class] = {0};
+	bool		nulls[Natts_pg_class] = {0};
+	bool		replace[Natts_pg_class] = {0};
+	List	   *def;
+
+	if (get_rel_relkind(relid) != RELKIND_PARTITIONED_TABLE)
+		ereport(ERROR,
+				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
+				 errmsg("\"%s\" is not a partitioned table", rv->relname)));
+	if (!pg_class_ownercheck(relid, GetUserId()))
+		aclcheck_error(ACLCHECK_NOT_OWNER, OBJECT_TABLE, rv->relname);
+
+	pgclass = table_open(RelationRelationId, RowExclusiveLock);
+	tup = SearchSysCacheCopy1(RELOID, ObjectIdGetDatum(relid));
+	if (!HeapTupleIsValid(tup))
+		elog(ERROR, "cache lookup failed for relation %u", relid);
+	datum = SysCacheGetAttr(RELOID, tup, Anum_pg_class_reloptions, &isnull);
+	/* (a RESET names the option without a value) */
+	def = list_make1(makeDefElem(pstrdup(PARTITIONS_OPTION),
+								 on ? (Node *) makeString(pstrdup("true")) : NULL,
+								 -1));
+	newopts = transformRelOptions(isnull ? (Datum) 0 : datum, def, NULL, NULL,
+								  false, !on);
+	if (newopts != (Datum) 0)
+		values[Anum_pg_class_reloptions - 1] = newopts;
+	else
+		nulls[Anum_pg_class_reloptions - 1] = true;
+	replace[Anum_pg_class_reloptions - 1] = true;
+	newtup = heap_modify_tuple(tup, RelationGetDescr(pgclass), values, nulls,
+							   replace);
+	CatalogTupleUpdate(pgclass, &newtup->t_self, newtup);
+	heap_freetuple(newtup);
+	heap_freetuple(tup);
+	table_close(pgclass, RowExclusiveLock);
+	CommandCounterIncrement();
+}

@@ -1,0 +1,70 @@
+/*-------------------------------------------------------------------------
+ *
+ * table_stats.c
+ *	  What a fractam table holds: row ids used and left, versions by state,
+ *	  bytes per row (SQL: fractam_table_stats).
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "am/table/fractam_table.h"
+#include "miscadmin.h"
+#include "storage/bufmgr.h"
+#include "storage/procarray.h"
+#include "storage/smgr.h"
+#include "utils/rel.h"
+#include "utils/snapmgr.h"
+
+/*
+ * Count the table's versions (a full read of the tree, as pgstattuple
+ * reads a heap): live ones, dead ones (deleted or updated by a committed
+ * transaction, removable by VACUUM or soon), and those whose insert or
+ * delete is still in progress.
+ */
+void
+fractam_table_counts(Relation rel, FractamTableCounts *counts)
+{
+	FtTree		tree;
+	FtScan		scan;
+	const char *item;
+	Size		len;
+	TransactionId oldest = GetOldestNonRemovableTransactionId(rel);
+
+	memset(counts, 0, sizeof(*counts));
+	counts->rowids_used = fractam_rowid_limit(rel);
+	counts->rowids_left = FRACTAM_ROWID_LIMIT - counts->rowids_used;
+	counts->file_bytes = (uint64) smgrnblocks(RelationGetSmgr(rel), MAIN_FORKNUM) *
+		BLCKSZ;
+
+	fractam_table_tree(rel, &tree);
+	scan = ft_scan_begin(&tree);
+	ft_scan_set_keep_pins(scan, false);
+	ft_scan_seek(scan, NULL, 0, true);
+	while (ft_scan_next(scan, &item, &len))
+	{
+		TransactionId dead_after;
+
+		CHECK_FOR_INTERRUPTS();
+		switch (fractam_tuple_htsv(fractam_item_tuple(item), &dead_after))
+		{
+			case HEAPTUPLE_LIVE:
+				counts->live++;
+				break;
+			case HEAPTUPLE_DEAD:
+				counts->dead++;
+				break;
+			case HEAPTUPLE_RECENTLY_DEAD:
+				if (TransactionIdPrecedes(dead_after, oldest))
+					counts->dead++;
+				else
+					counts->recently_dead++;
+				break;
+			case HEAPTUPLE_INSERT_IN_PROGRESS:
+			case HEAPTUPLE_DELETE_IN_PROGRESS:
+				counts->in_progress++;
+				break;
+		}
+	}
+	ft_scan_end(scan);
+}
