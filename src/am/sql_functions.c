@@ -156,6 +156,9 @@ fractam_verify(PG_FUNCTION_ARGS)
 	Relation	rel = open_fractam_relation(indexoid, lockmode, &tree);
 
 	ft_verify(&tree);
+	/* with writers locked out, the visibility map must be exact */
+	if (lockmode == ShareLock && rel->rd_rel->relkind != RELKIND_INDEX)
+		fractam_vm_verify(rel);
 	close_fractam_relation(rel, lockmode);
 	PG_RETURN_VOID();
 }

@@ -81,6 +81,16 @@ typedef struct FtTree
 								 * else the first keyprefix bytes of an
 								 * item, which alone decide its order (a
 								 * table's row id) */
+
+	/*
+	 * Or NULL.  Called with the leaf that takes a new item locked
+	 * exclusively, before the item goes in (every path: direct, split,
+	 * rewrite; possibly more than once per item); it must not wait for
+	 * anything but short-term locks of other relations' pages.  The table
+	 * AM clears the visibility-map bits of the item's pseudo-block here.
+	 */
+	void		(*leaf_insert_hook) (struct FtTree *tree, const char *item,
+									 Size len);
 } FtTree;
 
 /* Largest item a tree accepts (also bounds pivots and messages) */
@@ -148,6 +158,15 @@ extern bool ft_item_find(FtTree *tree, const char *key, Size keylen,
 extern void ft_item_patch(FtTree *tree, FtItemRef *ref, Size start,
 						  const char *bytes, Size len);
 extern void ft_item_release(FtItemRef *ref);
+
+/*
+ * ft_item.c: every item of an unbuffered tree in a key range, checked and
+ * acted on while all the leaves that hold the range are share-locked
+ */
+typedef bool (*FtItemCheckFn) (void *arg, const char *item, Size len);
+extern bool ft_range_all(FtTree *tree, const char *lo, Size lolen,
+						 const char *hi, Size hilen, FtItemCheckFn check,
+						 void (*done) (void *arg), void *arg);
 
 /* ft_insert.c */
 extern void ft_check_item_size(FtTree *tree, Size len);

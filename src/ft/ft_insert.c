@@ -174,6 +174,8 @@ leaf_insert(FtTree *tree, Buffer lbuf, const char *item, Size len,
 	bool		found;
 	OffsetNumber off;
 
+	if (tree->leaf_insert_hook)
+		tree->leaf_insert_hook(tree, item, len);
 	off = ft_leaf_lower_bound(tree, page, item, len, &found);
 	if (u)
 	{

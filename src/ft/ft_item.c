@@ -21,6 +21,23 @@
 #include "miscadmin.h"
 #include "wal/ft_xlog.h"
 
+/* The leaf of an unbuffered tree whose range holds key, locked with access */
+static Buffer
+descend_to_leaf(FtTree *tree, const char *key, Size keylen, int access)
+{
+	FtDescent	d;
+
+	Assert(!tree->buffering);
+	ft_descend(tree, key, keylen, false, 0, access, &d);
+	if (BufferIsValid(d.parent))
+		ReleaseBuffer(d.parent);
+	if (BufferIsValid(d.parent2))
+		ReleaseBuffer(d.parent2);
+	if (d.lowkey)
+		pfree(d.lowkey);
+	return d.buf;
+}
+
 /*
  * Find the item whose key equals key and lock its leaf with access
  * (BUFFER_LOCK_SHARE or BUFFER_LOCK_EXCLUSIVE).  Returns false, holding
@@ -31,29 +48,20 @@ bool
 ft_item_find(FtTree *tree, const char *key, Size keylen, int access,
 			 FtItemRef *ref)
 {
-	FtDescent	d;
+	Buffer		buf = descend_to_leaf(tree, key, keylen, access);
 	Page		page;
 	OffsetNumber off;
 	bool		found;
 
-	Assert(!tree->buffering);
-	ft_descend(tree, key, keylen, false, 0, access, &d);
-	if (BufferIsValid(d.parent))
-		ReleaseBuffer(d.parent);
-	if (BufferIsValid(d.parent2))
-		ReleaseBuffer(d.parent2);
-	if (d.lowkey)
-		pfree(d.lowkey);
-
-	page = BufferGetPage(d.buf);
+	page = BufferGetPage(buf);
 	off = ft_leaf_lower_bound(tree, page, key, keylen, &found);
 	if (!found)
 	{
-		UnlockReleaseBuffer(d.buf);
+		UnlockReleaseBuffer(buf);
 		ref->buf = InvalidBuffer;
 		return false;
 	}
-	ref->buf = d.buf;
+	ref->buf = buf;
 	ref->off = off;
 	ref->item = PageGetItem(page, PageGetItemId(page, off));
 	ref->len = ItemIdGetLength(PageGetItemId(page, off));
@@ -86,4 +94,72 @@ ft_item_release(FtItemRef *ref)
 		UnlockReleaseBuffer(ref->buf);
 	ref->buf = InvalidBuffer;
 	ref->item = NULL;
+}
+
+/*
+ * Share-lock every leaf of an unbuffered tree whose range meets [lo, hi),
+ * left to right (the order splits and page deletion lock siblings in),
+ * call check(arg, item, len) on each item in [lo, hi) and, if every item
+ * passes, done(arg) while all those leaves are still locked: nothing can
+ * change in the range meanwhile (writers hold a leaf exclusively while
+ * they add or patch an item, and call the tree's leaf_insert_hook then).
+ * Returns whether done was called.  check and done must not wait for
+ * anything but short-term locks of other relations' pages.
+ */
+bool
+ft_range_all(FtTree *tree, const char *lo, Size lolen, const char *hi,
+			 Size hilen, FtItemCheckFn check, void (*done) (void *arg),
+			 void *arg)
+{
+	Buffer	   *bufs;
+	int			nbufs = 0;
+	int			maxbufs = 8;
+	Buffer		buf = descend_to_leaf(tree, lo, lolen, BUFFER_LOCK_SHARE);
+	bool		ok = true;
+	int			i;
+
+	bufs = palloc(sizeof(Buffer) * maxbufs);
+	for (;;)
+	{
+		Page		page = BufferGetPage(buf);
+		FtPageOpaque opaque = FtPageGetOpaque(page);
+		bool		found;
+
+		if (nbufs == maxbufs)
+		{
+			maxbufs *= 2;
+			bufs = repalloc(bufs, sizeof(Buffer) * maxbufs);
+		}
+		bufs[nbufs++] = buf;
+		if (!FtPageIsDeleted(opaque))
+		{
+			OffsetNumber off = ft_leaf_lower_bound(tree, page, lo, lolen, &found);
+			OffsetNumber end = ft_leaf_lower_bound(tree, page, hi, hilen, &found);
+
+			for (; off < end; off++)
+			{
+				Size		len;
+				const char *item = ft_page_item(page, off, &len);
+
+				if (!check(arg, item, len))
+				{
+					ok = false;
+					break;
+				}
+			}
+			/* the next leaf starts at this one's high key: past hi? */
+			if (!ok || FtPageIsRightmost(opaque) ||
+				!ft_must_move_right(tree, page, hi, hilen, true))
+				break;
+		}
+		else if (FtPageIsRightmost(opaque))
+			break;
+		buf = ft_getbuf(tree, opaque->ft_right, BUFFER_LOCK_SHARE);
+	}
+	if (ok)
+		done(arg);
+	for (i = 0; i < nbufs; i++)
+		UnlockReleaseBuffer(bufs[i]);
+	pfree(bufs);
+	return ok;
 }

@@ -105,6 +105,16 @@ ft_desc(StringInfo buf, XLogReaderState *record)
 				appendStringInfo(buf, "seq " UINT64_FORMAT, seq);
 				break;
 			}
+		case XLOG_FT_VM_SET:
+		case XLOG_FT_VM_CLEAR:
+			{
+				xl_ft_vm	xlrec;
+
+				memcpy(&xlrec, rec, sizeof(xlrec));
+				appendStringInfo(buf, "tid block %u, flags 0x%02X, cutoff xid %u",
+								 xlrec.heapblk, xlrec.flags, xlrec.cutoff_xid);
+				break;
+			}
 		case XLOG_FT_REUSE:
 			{
 				xl_ft_reuse *xlrec = (xl_ft_reuse *) rec;
@@ -149,6 +159,10 @@ ft_identify(uint8 info)
 			return "PATCH";
 		case XLOG_FT_META_SEQ:
 			return "META_SEQ";
+		case XLOG_FT_VM_SET:
+			return "VM_SET";
+		case XLOG_FT_VM_CLEAR:
+			return "VM_CLEAR";
 	}
 	return NULL;
 }

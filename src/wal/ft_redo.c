@@ -19,6 +19,7 @@
 #include "ft/ft_page.h"
 #include "storage/bufmgr.h"
 #include "storage/standby.h"
+#include "wal/ft_vmpage.h"
 #include "wal/ft_xlog.h"
 
 /*
@@ -279,6 +280,38 @@ ft_redo_meta_seq(XLogReaderState *record)
 		UnlockReleaseBuffer(buf);
 }
 
+/* a bit change in a table's visibility map (XLOG_FT_VM_SET/CLEAR) */
+static void
+ft_redo_vm(XLogReaderState *record, bool set)
+{
+	xl_ft_vm	xlrec;
+	Buffer		buf;
+
+	if (XLogRecGetDataLen(record) != sizeof(xl_ft_vm))
+		wal_format_mismatch(set ? "VM_SET" : "VM_CLEAR");
+	memcpy(&xlrec, XLogRecGetData(record), sizeof(xlrec));
+	if (set && InHotStandby && TransactionIdIsValid(xlrec.cutoff_xid))
+	{
+		RelFileNode rnode;
+
+		XLogRecGetBlockTag(record, 0, &rnode, NULL, NULL);
+		ResolveRecoveryConflictWithSnapshot(xlrec.cutoff_xid, rnode);
+	}
+	if (XLogReadBufferForRedoExtended(record, 0, RBM_ZERO_ON_ERROR, false,
+									  &buf) == BLK_NEEDS_REDO)
+	{
+		Page		page = BufferGetPage(buf);
+
+		if (PageIsNew(page))
+			PageInit(page, BLCKSZ, 0);
+		ft_vm_page_change(page, xlrec.heapblk, xlrec.flags, set);
+		PageSetLSN(page, record->EndRecPtr);
+		MarkBufferDirty(buf);
+	}
+	if (BufferIsValid(buf))
+		UnlockReleaseBuffer(buf);
+}
+
 void
 ft_redo(XLogReaderState *record)
 {
@@ -310,6 +343,12 @@ ft_redo(XLogReaderState *record)
 			break;
 		case XLOG_FT_META_SEQ:
 			ft_redo_meta_seq(record);
+			break;
+		case XLOG_FT_VM_SET:
+			ft_redo_vm(record, true);
+			break;
+		case XLOG_FT_VM_CLEAR:
+			ft_redo_vm(record, false);
 			break;
 		default:
 			elog(PANIC, "fractam redo: unknown record type %u", info);

@@ -211,6 +211,25 @@ ftxlog_meta_seq(Relation rel, Buffer metabuf, uint64 seq)
 	PageSetLSN(BufferGetPage(metabuf), recptr);
 }
 
+void
+ftxlog_vm(Relation rel, Buffer vmbuf, uint8 info, BlockNumber heapblk,
+		  TransactionId cutoff_xid, uint8 flags)
+{
+	xl_ft_vm	xlrec;
+	XLogRecPtr	recptr;
+
+	if (!RelationNeedsWAL(rel))
+		return;
+	xlrec.heapblk = heapblk;
+	xlrec.cutoff_xid = cutoff_xid;
+	xlrec.flags = flags;
+	XLogBeginInsert();
+	XLogRegisterData((char *) &xlrec, sizeof(xlrec));
+	XLogRegisterBuffer(0, vmbuf, 0);
+	recptr = XLogInsert(RM_FRACTAM_ID, info);
+	PageSetLSN(BufferGetPage(vmbuf), recptr);
+}
+
 static RmgrData fractam_rmgr = {
 	.rm_name = FT_RMGR_NAME,
 	.rm_redo = ft_redo,

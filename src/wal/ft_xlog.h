@@ -39,6 +39,8 @@
 #define XLOG_FT_INSERT_MSG	0x60	/* add one message to a buffer node */
 #define XLOG_FT_PATCH		0x70	/* overwrite bytes of one item in place */
 #define XLOG_FT_META_SEQ	0x80	/* advance the metapage's counter */
+#define XLOG_FT_VM_SET		0x90	/* a table's visibility-map bits set */
+#define XLOG_FT_VM_CLEAR	0xA0	/* ... cleared */
 
 /*
  * XLOG_FT_INSERT: block 0 = page, block data = the item, main data = its
@@ -131,6 +133,23 @@ typedef struct xl_ft_patch
 
 /* XLOG_FT_META_SEQ: block 0 = metapage, main data = the new value (uint64) */
 
+/*
+ * XLOG_FT_VM_SET / XLOG_FT_VM_CLEAR: block 0 = a page of a fractam table's
+ * visibility-map fork (registered without REGBUF_STANDARD: the map lies
+ * where a standard page has its hole), main data = xl_ft_vm.  The map has
+ * PostgreSQL's layout (two bits per TID block, i.e. per pseudo-block of row
+ * ids), so the executor's index-only and bitmap scans read it as a heap's.
+ * Redo of SET cancels hot-standby queries that might not see every version
+ * in the pseudo-block (cutoff_xid: the newest xmin there), as heap's
+ * XLOG_HEAP2_VISIBLE does.
+ */
+typedef struct xl_ft_vm
+{
+	BlockNumber heapblk;		/* the TID block */
+	TransactionId cutoff_xid;	/* SET: conflict horizon; CLEAR: invalid */
+	uint8		flags;			/* VISIBILITYMAP_* bits set or cleared */
+} xl_ft_vm;
+
 /* Most blocks one record may carry */
 #define FT_MAX_RECORD_BLOCKS	(XLR_MAX_BLOCK_ID + 1)
 
@@ -153,6 +172,9 @@ extern void ftxlog_reuse(Relation rel, BlockNumber blkno,
 extern void ftxlog_patch(Relation rel, Buffer buf, OffsetNumber off,
 						 uint16 start, const char *bytes, uint16 len);
 extern void ftxlog_meta_seq(Relation rel, Buffer metabuf, uint64 seq);
+extern void ftxlog_vm(Relation rel, Buffer vmbuf, uint8 info,
+					  BlockNumber heapblk, TransactionId cutoff_xid,
+					  uint8 flags);
 /* call before START_CRIT_SECTION when a record may carry many blocks */
 extern void ftxlog_reserve(Relation rel, int nblocks);
 

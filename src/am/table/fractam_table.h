@@ -322,6 +322,14 @@ extern void fractam_relation_copy_for_cluster(Relation OldTable,
 extern void fractam_relation_vacuum(Relation rel, struct VacuumParams *params,
 									BufferAccessStrategy bstrategy);
 
+/* table_vm.c */
+extern void fractam_vm_clear(Relation rel, FtRowId rowid);
+extern void fractam_vm_leaf_insert_hook(FtTree *tree, const char *item,
+										Size len);
+extern void fractam_vm_cover(Relation rel, FtRowId last_rowid);
+extern BlockNumber fractam_vm_vacuum(Relation rel, TransactionId oldest_xmin);
+extern void fractam_vm_verify(Relation rel);
+
 /* table_stats.c */
 typedef struct FractamTableCounts
 {

@@ -195,6 +195,8 @@ fractam_tuple_complete_speculative(Relation rel, TupleTableSlot *slot,
 		HeapTupleHeaderSetXmin(&h.hdr, InvalidTransactionId);
 		h.hdr.t_ctid = slot->tts_tid;
 	}
+	if (!succeeded)
+		fractam_vm_clear(rel, fractam_item_rowid(ref.item));
 	ft_item_patch(&tree, &ref, FRACTAM_PATCH_START, h.data, FRACTAM_PATCH_LEN);
 	ft_item_release(&ref);
 	if (toastcopy)
@@ -380,6 +382,7 @@ fractam_tuple_delete(Relation rel, ItemPointer tid, CommandId cid,
 	set_deleter(&h, xid, mode, cid, iscombo, tid);
 	if (changingPart)
 		HeapTupleHeaderSetMovedPartitions(&h.hdr);
+	fractam_vm_clear(rel, fractam_item_rowid(ref.item));
 	ft_item_patch(&tree, &ref, FRACTAM_PATCH_START, h.data, FRACTAM_PATCH_LEN);
 	ft_item_release(&ref);
 	fractam_release_tuplock(rel, tid, mode, &have_tuplock);
@@ -489,6 +492,7 @@ fractam_tuple_update(Relation rel, ItemPointer otid, TupleTableSlot *slot,
 
 	HeapTupleHeaderAdjustCmax(&h.hdr, &cmax, &iscombo);
 	set_deleter(&h, xid, *lockmode, cmax, iscombo, &newtid);
+	fractam_vm_clear(rel, fractam_item_rowid(ref.item));
 	ft_item_patch(&tree, &ref, FRACTAM_PATCH_START, h.data, FRACTAM_PATCH_LEN);
 	ft_item_release(&ref);
 	fractam_release_tuplock(rel, otid, *lockmode, &have_tuplock);

@@ -87,6 +87,8 @@ fractam_table_tree(Relation rel, FtTree *tree)
 	tree->sharedcols = NULL;
 	/* high keys and pivots are row ids, not whole rows */
 	tree->keyprefix = FRACTAM_ROWID_SIZE;
+	/* a new version's pseudo-block is no longer all-visible */
+	tree->leaf_insert_hook = fractam_vm_leaf_insert_hook;
 }
 
 /*
@@ -163,6 +165,7 @@ fractam_next_rowid(Relation rel)
 		cache->next_rowid = first;
 		cache->end_rowid = first + count;
 		warn_rowids_running_out(rel, first + count);
+		fractam_vm_cover(rel, first + count - 1);
 	}
 	return cache->next_rowid++;
 }
@@ -388,6 +391,8 @@ fractam_relation_size(Relation rel, ForkNumber forkNumber)
 		uint64		pseudo = (fractam_rowid_end(rel) + FRACTAM_ROWS_PER_BLOCK - 1) /
 			FRACTAM_ROWS_PER_BLOCK;
 
+		/* the metapage holds no rows: a one-leaf table is one page, as heap's */
+		size -= BLCKSZ;
 		size = Max(size, pseudo * BLCKSZ);
 		no_analyze_prefetch();
 	}
@@ -451,9 +456,24 @@ fractam_relation_estimate_size(Relation rel, int32 *attr_widths,
 							   BlockNumber *pages, double *tuples,
 							   double *allvisfrac)
 {
+	BlockNumber tid_blocks;
+
 	table_block_relation_estimate_size(rel, attr_widths, pages, tuples,
 									   allvisfrac,
 									   MAXALIGN(SizeofHeapTupleHeader) + sizeof(ItemIdData),
 									   BLCKSZ - SizeOfPageHeaderData);
-	*allvisfrac = 0;
+
+	/*
+	 * relallvisible counts all-visible TID blocks (VACUUM and ANALYZE count
+	 * the map's bits), relpages counts pages when rows are wider than a
+	 * page's share of a pseudo-block: the all-visible fraction is of the
+	 * TID blocks holding row ids.  (Pseudo-blocks emptied by VACUUM are
+	 * not marked, so after much churn the fraction is low.)
+	 */
+	tid_blocks = (BlockNumber) ((fractam_rowid_end(rel) + FRACTAM_ROWS_PER_BLOCK - 1) /
+								FRACTAM_ROWS_PER_BLOCK);
+	if (tid_blocks > 0 && rel->rd_rel->relallvisible > 0)
+		*allvisfrac = Min(1.0, (double) rel->rd_rel->relallvisible / tid_blocks);
+	else
+		*allvisfrac = 0;
 }

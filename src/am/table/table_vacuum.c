@@ -174,6 +174,8 @@ fractam_relation_vacuum(Relation rel, struct VacuumParams *params,
 	bool		frozenxid_updated;
 	bool		minmulti_updated;
 	double		total_removed = 0;
+	BlockNumber all_visible;
+	BlockNumber nblocks;
 
 	pgstat_progress_start_command(PROGRESS_COMMAND_VACUUM,
 								  RelationGetRelid(rel));
@@ -245,6 +247,9 @@ fractam_relation_vacuum(Relation rel, struct VacuumParams *params,
 			break;
 	}
 
+	/* the indexes lost the removed versions' entries: mark what is settled */
+	all_visible = fractam_vm_vacuum(rel, oldest_xmin);
+
 	pgstat_progress_update_param(PROGRESS_VACUUM_PHASE,
 								 PROGRESS_VACUUM_PHASE_INDEX_CLEANUP);
 	for (i = 0; i < nindexes; i++)
@@ -276,8 +281,9 @@ fractam_relation_vacuum(Relation rel, struct VacuumParams *params,
 	if (!MultiXactIdIsValid(st.min_multi) ||
 		MultiXactIdPrecedes(oldest_mxact, st.min_multi))
 		st.min_multi = oldest_mxact;
-	vac_update_relstats(rel, RelationGetNumberOfBlocks(rel),
-						st.live + st.recently_dead, 0, nindexes > 0,
+	nblocks = RelationGetNumberOfBlocks(rel);
+	vac_update_relstats(rel, nblocks, st.live + st.recently_dead,
+						Min(all_visible, nblocks), nindexes > 0,
 						st.min_xid, st.min_multi,
 						&frozenxid_updated, &minmulti_updated, false);
 	pgstat_report_vacuum(RelationGetRelid(rel), rel->rd_rel->relisshared,

@@ -1,0 +1,323 @@
+/*-------------------------------------------------------------------------
+ *
+ * table_vm.c
+ *	  The visibility map of a fractam table.
+ *
+ * PostgreSQL's executor reads a table's visibility-map fork by TID block
+ * (visibilitymap_get_status): an index-only scan skips the table for a TID
+ * whose block is all-visible, a bitmap count(*) skips the block.  A fractam
+ * table keeps that fork in PostgreSQL's layout, one bit pair per TID block
+ * (a pseudo-block of FRACTAM_ROWS_PER_BLOCK row ids), but writes the bits
+ * with its own WAL records (XLOG_FT_VM_SET / XLOG_FT_VM_CLEAR):
+ * visibilitymap_set logs heap records that would touch a heap page.
+ *
+ * The rule that keeps the bits true is heap's, with the leaves of a
+ * pseudo-block in the role of the heap page:
+ *
+ * - a writer clears the bits of the pseudo-block of a version while it
+ *   holds the version's leaf exclusively, before its change: an insert in
+ *   the tree's leaf_insert_hook, a delete or update before the in-place
+ *   patch of the old version (row locks leave the bit alone, as heap
+ *   leaves ALL_VISIBLE);
+ * - VACUUM sets the bit of a pseudo-block only while it holds every leaf
+ *   that may hold the pseudo-block's row ids share-locked (ft_range_all),
+ *   after checking that each version there is visible to every snapshot,
+ *   and only after the indexes have lost their entries for the versions it
+ *   removed.  Leaves are locked before the map page, everywhere.
+ *
+ * A writer learns the map's size from its smgr cache, which another
+ * backend's extension of the map leaves stale until it processes the
+ * invalidation.  A map page added since (by VACUUM, or by another backend
+ * handing out row ids, which extends an existing map to cover its new
+ * range) is looked for in the file when the cache has no page for the
+ * block.  A map with no pages at all is taken at the cache's word: before
+ * VACUUM sets the first bit of a map that had no pages, it creates the page
+ * and then waits for every transaction that may be writing to the table
+ * (WaitForLockers, as CREATE INDEX CONCURRENTLY waits), so every writer
+ * from then on has processed the invalidation.  A table gets its map when
+ * VACUUM first finds an all-visible pseudo-block, as heap's does.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/visibilitymap.h"
+#include "am/table/fractam_table.h"
+#include "miscadmin.h"
+#include "storage/bufmgr.h"
+#include "storage/lmgr.h"
+#include "storage/smgr.h"
+#include "utils/rel.h"
+#include "wal/ft_vmpage.h"
+#include "wal/ft_xlog.h"
+
+/* map pages a row-id handout extends the map to, at most */
+#define FRACTAM_VM_EAGER_PAGES	1024
+
+/* The map's pages as this backend's smgr cache has them (after a lookup) */
+static BlockNumber
+cached_map_pages(Relation rel)
+{
+	return RelationGetSmgr(rel)->smgr_cached_nblocks[VISIBILITYMAP_FORKNUM];
+}
+
+/* The map's pages, from the file */
+static BlockNumber
+map_pages(Relation rel)
+{
+	SMgrRelation smgr = RelationGetSmgr(rel);
+
+	if (!smgrexists(smgr, VISIBILITYMAP_FORKNUM))
+		return 0;
+	return smgrnblocks(smgr, VISIBILITYMAP_FORKNUM);
+}
+
+/* Set (on) or clear flags of blk in the pinned map page, and log it */
+static void
+change_bits(Relation rel, Buffer vmbuf, BlockNumber blk, uint8 flags, bool on,
+			TransactionId cutoff_xid)
+{
+	Page		page = BufferGetPage(vmbuf);
+
+	LockBuffer(vmbuf, BUFFER_LOCK_EXCLUSIVE);
+	START_CRIT_SECTION();
+	if (ft_vm_page_change(page, blk, flags, on))
+	{
+		MarkBufferDirty(vmbuf);
+		ftxlog_vm(rel, vmbuf, on ? XLOG_FT_VM_SET : XLOG_FT_VM_CLEAR, blk,
+				  cutoff_xid, flags);
+	}
+	END_CRIT_SECTION();
+	LockBuffer(vmbuf, BUFFER_LOCK_UNLOCK);
+}
+
+/*
+ * A version with this row id is about to be added, deleted or replaced;
+ * the caller holds its leaf exclusively.  Its pseudo-block is no longer
+ * all-visible.
+ */
+void
+fractam_vm_clear(Relation rel, FtRowId rowid)
+{
+	BlockNumber blk = (BlockNumber) (rowid / FRACTAM_ROWS_PER_BLOCK);
+	Buffer		vmbuf = InvalidBuffer;
+	uint8		status = visibilitymap_get_status(rel, blk, &vmbuf);
+
+	/* no page for blk in the cache: a map with pages may have grown */
+	if (!BufferIsValid(vmbuf) && cached_map_pages(rel) != 0 &&
+		cached_map_pages(rel) != InvalidBlockNumber &&
+		ft_vm_map_block(blk) < map_pages(rel))
+		status = visibilitymap_get_status(rel, blk, &vmbuf);
+	if (status != 0)
+		change_bits(rel, vmbuf, blk, VISIBILITYMAP_VALID_BITS, false,
+					InvalidTransactionId);
+	if (BufferIsValid(vmbuf))
+		ReleaseBuffer(vmbuf);
+}
+
+/* The tree's leaf_insert_hook: a new version's pseudo-block */
+void
+fractam_vm_leaf_insert_hook(FtTree *tree, const char *item, Size len)
+{
+	fractam_vm_clear(tree->rel, fractam_item_rowid(item));
+}
+
+/*
+ * Row ids up to last_rowid were just handed out: let the map cover their
+ * pseudo-block, so that writers find its page in their cache.
+ */
+void
+fractam_vm_cover(Relation rel, FtRowId last_rowid)
+{
+	BlockNumber blk = (BlockNumber) (last_rowid / FRACTAM_ROWS_PER_BLOCK);
+	Buffer		vmbuf = InvalidBuffer;
+
+	(void) visibilitymap_get_status(rel, blk, &vmbuf);
+	if (!BufferIsValid(vmbuf) && cached_map_pages(rel) != 0 &&
+		ft_vm_map_block(blk) < FRACTAM_VM_EAGER_PAGES)
+		visibilitymap_pin(rel, blk, &vmbuf);
+	if (BufferIsValid(vmbuf))
+		ReleaseBuffer(vmbuf);
+}
+
+/* ---- VACUUM ---- */
+
+typedef struct VmSetState
+{
+	Relation	rel;
+	bool		map_was_empty;	/* wait for writers before the first bit */
+	TransactionId oldest_xmin;
+	BlockNumber blk;
+	Buffer		vmbuf;
+	TransactionId cutoff_xid;	/* newest xmin in the pseudo-block */
+} VmSetState;
+
+/* Is the version visible to every snapshot, now and later? */
+static bool
+visible_to_all(VmSetState *st, HeapTupleHeader tup)
+{
+	TransactionId dead_after;
+	TransactionId xmin;
+
+	/* (LIVE: no deleter, or one that aborted; row locks do not count) */
+	if (fractam_tuple_htsv(tup, &dead_after) != HEAPTUPLE_LIVE)
+		return false;
+	if (HeapTupleHeaderXminFrozen(tup))
+		return true;
+	xmin = HeapTupleHeaderGetRawXmin(tup);
+	if (!TransactionIdPrecedes(xmin, st->oldest_xmin))
+		return false;
+	if (!TransactionIdIsValid(st->cutoff_xid) ||
+		TransactionIdFollows(xmin, st->cutoff_xid))
+		st->cutoff_xid = xmin;
+	return true;
+}
+
+static bool
+check_version(void *arg, const char *item, Size len)
+{
+	return visible_to_all((VmSetState *) arg, fractam_item_tuple(item));
+}
+
+static void
+set_all_visible(void *arg)
+{
+	VmSetState *st = (VmSetState *) arg;
+
+	change_bits(st->rel, st->vmbuf, st->blk, VISIBILITYMAP_ALL_VISIBLE, true,
+				st->cutoff_xid);
+}
+
+/* Set the bit of blk if all its versions are visible to all (locked check) */
+static void
+try_set(VmSetState *st, BlockNumber blk)
+{
+	char		lo[FRACTAM_ROWID_SIZE];
+	char		hi[FRACTAM_ROWID_SIZE];
+	FtTree		tree;
+
+	if (VM_ALL_VISIBLE(st->rel, blk, &st->vmbuf))
+		return;
+	/* pin (and extend) the map page before any leaf is locked */
+	visibilitymap_pin(st->rel, blk, &st->vmbuf);
+	if (st->map_was_empty)
+	{
+		LOCKTAG		tag;
+
+		/*
+		 * Writers that cached "no map" (see the file header) must be gone
+		 * before the first bit: wait for every transaction holding a lock
+		 * that lets it write to the table.
+		 */
+		SET_LOCKTAG_RELATION(tag, st->rel->rd_lockInfo.lockRelId.dbId,
+							 RelationGetRelid(st->rel));
+		WaitForLockers(tag, ShareLock, false);
+		st->map_was_empty = false;
+	}
+	st->blk = blk;
+	st->cutoff_xid = InvalidTransactionId;
+	fractam_rowid_key((FtRowId) blk * FRACTAM_ROWS_PER_BLOCK, lo);
+	fractam_rowid_key((FtRowId) (blk + 1) * FRACTAM_ROWS_PER_BLOCK, hi);
+	fractam_table_tree(st->rel, &tree);
+	(void) ft_range_all(&tree, lo, sizeof(lo), hi, sizeof(hi), check_version,
+						set_all_visible, st);
+}
+
+/*
+ * After VACUUM removed dead versions and the indexes their entries: set
+ * the all-visible bit of each pseudo-block whose versions (read here
+ * without locks, as candidates) all looked visible to every snapshot,
+ * checking again under the leaves' locks.  Returns how many TID blocks
+ * are all-visible now (relallvisible, counted as ANALYZE counts it).
+ */
+BlockNumber
+fractam_vm_vacuum(Relation rel, TransactionId oldest_xmin)
+{
+	VmSetState	st;
+	FtTree		tree;
+	FtScan		scan;
+	const char *item;
+	Size		len;
+	BlockNumber cur = InvalidBlockNumber;
+	bool		candidate = false;
+	BlockNumber all_visible = 0;
+	BlockNumber all_frozen = 0;
+
+	memset(&st, 0, sizeof(st));
+	st.rel = rel;
+	st.map_was_empty = map_pages(rel) == 0;
+	st.oldest_xmin = oldest_xmin;
+	st.vmbuf = InvalidBuffer;
+
+	fractam_table_tree(rel, &tree);
+	scan = ft_scan_begin(&tree);
+	ft_scan_set_keep_pins(scan, false);
+	ft_scan_seek(scan, NULL, 0, true);
+	for (;;)
+	{
+		bool		more = ft_scan_next(scan, &item, &len);
+		BlockNumber blk = more ?
+			(BlockNumber) (fractam_item_rowid(item) / FRACTAM_ROWS_PER_BLOCK) :
+			InvalidBlockNumber;
+
+		if (blk != cur)
+		{
+			if (cur != InvalidBlockNumber && candidate)
+				try_set(&st, cur);
+			cur = blk;
+			candidate = true;
+		}
+		if (!more)
+			break;
+		if (candidate && !visible_to_all(&st, fractam_item_tuple(item)))
+			candidate = false;
+		CHECK_FOR_INTERRUPTS();
+	}
+	ft_scan_end(scan);
+	if (BufferIsValid(st.vmbuf))
+		ReleaseBuffer(st.vmbuf);
+
+	visibilitymap_count(rel, &all_visible, &all_frozen);
+	return all_visible;
+}
+
+/*
+ * fractam_verify, with the table's writers locked out: every version in a
+ * pseudo-block marked all-visible must be visible to every snapshot (no
+ * insert or delete in progress, no deleter that committed).
+ */
+void
+fractam_vm_verify(Relation rel)
+{
+	FtTree		tree;
+	FtScan		scan;
+	const char *item;
+	Size		len;
+	Buffer		vmbuf = InvalidBuffer;
+
+	fractam_table_tree(rel, &tree);
+	scan = ft_scan_begin(&tree);
+	ft_scan_set_keep_pins(scan, false);
+	ft_scan_seek(scan, NULL, 0, true);
+	while (ft_scan_next(scan, &item, &len))
+	{
+		ItemPointerData tid;
+		TransactionId dead_after;
+
+		CHECK_FOR_INTERRUPTS();
+		fractam_rowid_tid(fractam_item_rowid(item), &tid);
+		if (VM_ALL_VISIBLE(rel, ItemPointerGetBlockNumber(&tid), &vmbuf) &&
+			fractam_tuple_htsv(fractam_item_tuple(item), &dead_after) !=
+			HEAPTUPLE_LIVE)
+			ereport(ERROR,
+					(errcode(ERRCODE_DATA_CORRUPTED),
+					 errmsg("visibility map of table \"%s\" marks TID block %u all-visible, but row version (%u,%u) is not visible to all",
+							RelationGetRelationName(rel),
+							ItemPointerGetBlockNumber(&tid),
+							ItemPointerGetBlockNumber(&tid),
+							ItemPointerGetOffsetNumber(&tid))));
+	}
+	ft_scan_end(scan);
+	if (BufferIsValid(vmbuf))
+		ReleaseBuffer(vmbuf);
+}
