@@ -413,6 +413,25 @@ fractam_tuple_lock(Relation rel, ItemPointer tid, Snapshot snapshot,
 		 * TM_Ok or TM_BeingModified: who holds it, and does it conflict?
 		 */
 		fractam_holders(hdr, mode, &holders);
+		if (holders.nxids == 0 && result == TM_BeingModified)
+		{
+			/*
+			 * The holder that made it TM_BeingModified may have ended since:
+			 * an updater that committed must not be joined.  Look again.
+			 */
+			TM_Result	again = fractam_tuple_satisfies_update(hdr, &cur, cid);
+
+			if (again == TM_Updated && mode == LockTupleKeyShare &&
+				!(hdr->t_infomask2 & HEAP_KEYS_UPDATED))
+				again = TM_BeingModified;
+			if (again != TM_BeingModified && again != TM_Ok)
+			{
+				if (holders.xids)
+					pfree(holders.xids);
+				ft_item_release(&ref);
+				continue;
+			}
+		}
 		if (holders.own >= (int) mode)
 		{
 			/* this transaction holds it at least as strongly already */

@@ -300,9 +300,17 @@ lock_for_change(Relation rel, FtTree *tree, ItemPointer tid, CommandId cid,
 			FractamHolders holders;
 
 			fractam_holders(hdr, *mode, &holders);
-			/* our own locks, or lockers the change may stay beside */
+			/*
+			 * Our own locks, or lockers the change may stay beside; or the
+			 * holder ended since the check above (an updater that has
+			 * committed must not be joined): judge the version again.
+			 */
 			if (holders.nxids == 0)
-				result = TM_Ok;
+			{
+				result = fractam_tuple_satisfies_update(hdr, tid, cid);
+				if (result == TM_BeingModified)
+					result = TM_Ok;
+			}
 			else if (wait)
 			{
 				/* releases the leaf; then look again */

@@ -4,14 +4,16 @@
  *	  VACUUM of fractam tables: dead versions leave the tree and their
  *	  index entries go.
  *
- * One pass of ft_vacuum over the tree removes every version dead to all
- * transactions (xmax committed before the oldest snapshot, or an aborted
- * insertion) and remembers its TID; then each index's bulk delete drops
- * the entries pointing to those TIDs.  Removing the versions first is safe
- * because row ids are not reused yet: an index scan reaching a removed
- * version finds nothing there (and reports it dead, so the index can drop
- * the entry itself).  When maintenance_work_mem fills with TIDs, the pass
- * stops collecting, the indexes are cleaned, and another pass follows.
+ * One pass of ft_vacuum over the tree collects the TID of every version
+ * dead to all transactions (xmax committed before the oldest snapshot, or
+ * an aborted insertion); each index's bulk delete drops the entries
+ * pointing to those TIDs; then a second pass removes the versions, as
+ * heap keeps LP_DEAD stubs until its indexes are clean: an index entry
+ * never outlives its version across a crash, which the visibility map
+ * relies on (an index-only scan of an all-visible pseudo-block trusts
+ * every entry).  When maintenance_work_mem fills with TIDs, the pass
+ * stops collecting, the indexes and the table are cleaned, and another
+ * pass follows.
  *
  * relfrozenxid and relminmxid are advanced to the oldest transaction and
  * MultiXact still stored in the table (never further): the pass reads
@@ -76,10 +78,11 @@ vacuum_version(const char *item, Size len, void *arg)
 	{
 		if (st->dead->num_items < st->dead->max_items)
 		{
+			/* removed once the indexes have lost their entries for it */
 			fractam_rowid_tid(fractam_item_rowid(item),
 							  &st->dead->items[st->dead->num_items++]);
 			st->removed += 1;
-			return true;
+			return false;
 		}
 		st->overflowed = true;
 	}
@@ -117,7 +120,7 @@ tid_cmp(const void *a, const void *b)
 	return ItemPointerCompare((ItemPointer) a, (ItemPointer) b);
 }
 
-/* index bulk delete callback: was this TID removed? (items are sorted) */
+/* index bulk delete callback: is this TID removed? (items are sorted) */
 static bool
 tid_removed(ItemPointer itemptr, void *state)
 {
@@ -125,6 +128,16 @@ tid_removed(ItemPointer itemptr, void *state)
 
 	return bsearch(itemptr, dead->items, dead->num_items,
 				   sizeof(ItemPointerData), tid_cmp) != NULL;
+}
+
+/* ft_vacuum's callback of the second pass: remove the collected versions */
+static bool
+remove_collected(const char *item, Size len, void *arg)
+{
+	ItemPointerData tid;
+
+	fractam_rowid_tid(fractam_item_rowid(item), &tid);
+	return tid_removed(&tid, arg);
 }
 
 static void
@@ -242,6 +255,18 @@ fractam_relation_vacuum(Relation rel, struct VacuumParams *params,
 				istats[i] = index_bulk_delete(&ivinfo, istats[i], tid_removed,
 											  st.dead);
 			}
+
+			/*
+			 * Only now do the versions go: a crash before this point leaves
+			 * them for the next VACUUM, which finds them again and cleans the
+			 * indexes again.  (Removing them first would leave index entries
+			 * pointing at nothing after such a crash, which the next VACUUM
+			 * could not find, and an index-only scan of a pseudo-block marked
+			 * all-visible would return them.)
+			 */
+			pgstat_progress_update_param(PROGRESS_VACUUM_PHASE,
+										 PROGRESS_VACUUM_PHASE_VACUUM_HEAP);
+			ft_vacuum(&tree, remove_collected, st.dead, &fres);
 		}
 		if (!st.overflowed)
 			break;
