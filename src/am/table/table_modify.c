@@ -209,15 +209,15 @@ fractam_tuple_complete_speculative(Relation rel, TupleTableSlot *slot,
 /*
  * Does the update leave the row's key columns alone (those of unique
  * indexes a foreign key can reference, heap's INDEX_ATTR_BITMAP_KEY)?
- * Then FOR KEY SHARE lockers may stay, as with heap.  old is the version
- * in its leaf; values compare by their bytes, as heap_attr_equals does.
+ * Then FOR KEY SHARE lockers may stay, as with heap.  key_attrs comes from
+ * RelationGetIndexAttrBitmap, taken before the leaf was locked (it may
+ * open the indexes); old is the version in its leaf; values compare by
+ * their bytes, as heap_attr_equals does.
  */
 static bool
-key_columns_intact(Relation rel, HeapTupleHeader old, uint32 oldlen,
-				   HeapTuple newtup)
+key_columns_intact(Relation rel, Bitmapset *key_attrs, HeapTupleHeader old,
+				   uint32 oldlen, HeapTuple newtup)
 {
-	Bitmapset  *key_attrs = RelationGetIndexAttrBitmap(rel,
-												   INDEX_ATTR_BITMAP_KEY);
 	TupleDesc	desc = RelationGetDescr(rel);
 	HeapTupleData oldtup;
 	int			member = -1;
@@ -250,7 +250,6 @@ key_columns_intact(Relation rel, HeapTupleHeader old, uint32 oldlen,
 		else if (!null1)
 			intact = datumIsEqual(v1, v2, att->attbyval, att->attlen);
 	}
-	bms_free(key_attrs);
 	return intact;
 }
 
@@ -266,7 +265,7 @@ static TM_Result
 lock_for_change(Relation rel, FtTree *tree, ItemPointer tid, CommandId cid,
 				Snapshot crosscheck, bool wait, TM_FailureData *tmfd,
 				FtItemRef *ref, XLTW_Oper oper, HeapTuple newtup,
-				LockTupleMode *mode, bool *have_tuplock)
+				Bitmapset *key_attrs, LockTupleMode *mode, bool *have_tuplock)
 {
 	bool		mode_known = newtup == NULL;
 
@@ -281,8 +280,8 @@ lock_for_change(Relation rel, FtTree *tree, ItemPointer tid, CommandId cid,
 		hdr = fractam_item_tuple(ref->item);
 		if (!mode_known)
 		{
-			*mode = key_columns_intact(rel, hdr, ref->len - FRACTAM_ROWID_SIZE,
-									   newtup) ?
+			*mode = key_columns_intact(rel, key_attrs, hdr,
+									   ref->len - FRACTAM_ROWID_SIZE, newtup) ?
 				LockTupleNoKeyExclusive : LockTupleExclusive;
 			mode_known = true;
 		}
@@ -374,7 +373,8 @@ fractam_tuple_delete(Relation rel, ItemPointer tid, CommandId cid,
 	check_not_logical(rel);
 	CheckForSerializableConflictIn(rel, tid, ItemPointerGetBlockNumber(tid));
 	result = lock_for_change(rel, &tree, tid, cid, crosscheck, wait, tmfd,
-							 &ref, XLTW_Delete, NULL, &mode, &have_tuplock);
+							 &ref, XLTW_Delete, NULL, NULL, &mode,
+							 &have_tuplock);
 	if (result != TM_Ok)
 	{
 		fractam_release_tuplock(rel, tid, mode, &have_tuplock);
@@ -426,6 +426,7 @@ fractam_tuple_update(Relation rel, ItemPointer otid, TupleTableSlot *slot,
 	TM_Result	result;
 	TransactionId temp_lock_xid = InvalidTransactionId;
 	bool		have_tuplock = false;
+	Bitmapset  *key_attrs;
 
 	/* every update gets a new TID, so every index needs an entry */
 	*update_indexes = true;
@@ -439,9 +440,12 @@ fractam_tuple_update(Relation rel, ItemPointer otid, TupleTableSlot *slot,
 	fractam_rowid_tid(newrowid, &newtid);
 
 	CheckForSerializableConflictIn(rel, otid, ItemPointerGetBlockNumber(otid));
+	/* before any leaf is locked: it may open the indexes */
+	key_attrs = RelationGetIndexAttrBitmap(rel, INDEX_ATTR_BITMAP_KEY);
 	result = lock_for_change(rel, &tree, otid, cid, crosscheck, wait, tmfd,
-							 &ref, XLTW_Update, newtup, lockmode,
+							 &ref, XLTW_Update, newtup, key_attrs, lockmode,
 							 &have_tuplock);
+	bms_free(key_attrs);
 	if (result != TM_Ok)
 	{
 		fractam_release_tuplock(rel, otid, *lockmode, &have_tuplock);
