@@ -210,6 +210,29 @@ COPY fcopy FROM stdin;
 3	three
 \.
 COPY fcopy TO stdout;
+-- a COPY of many rows goes through multi_insert, which appends a leaf's
+-- worth of rows at a time (one WAL record per leaf): rows, ctids, the
+-- generated column and the indexes (filled from the slots' TIDs) must be
+-- right, within one transaction and after rolling one back
+CREATE TABLE fcopy2 (a int, b text GENERATED ALWAYS AS (md5(a::text)) STORED)
+  USING fractam;
+CREATE INDEX fcopy2_a ON fcopy2 USING fractam (a);
+CREATE INDEX fcopy2_b ON fcopy2 (b);
+COPY fcopy2 (a) FROM PROGRAM 'seq 1 30000';
+BEGIN;
+COPY fcopy2 (a) FROM PROGRAM 'seq 30001 40000';
+ROLLBACK;
+COPY fcopy2 (a) FROM PROGRAM 'seq 40001 50000';
+SELECT count(*), sum(a), count(DISTINCT b), bool_and(b = md5(a::text)) FROM fcopy2;
+SELECT ctid, a FROM fcopy2 WHERE a IN (1, 291, 292, 30000, 40001, 50000) ORDER BY a;
+SET enable_seqscan = off;
+SET enable_bitmapscan = off;
+EXPLAIN (COSTS OFF) SELECT count(*), sum(a), bool_and(b = md5(a::text)) FROM fcopy2 WHERE a BETWEEN 25000 AND 45000;
+SELECT count(*), sum(a), bool_and(b = md5(a::text)) FROM fcopy2 WHERE a BETWEEN 25000 AND 45000;
+SELECT a FROM fcopy2 WHERE b = md5('44444');
+RESET enable_seqscan;
+RESET enable_bitmapscan;
+SELECT fractam_verify('fcopy2'), fractam_verify('fcopy2_a');
 -- partitions
 CREATE TABLE fpart (k int, v text) PARTITION BY RANGE (k);
 CREATE TABLE fpart_1 PARTITION OF fpart FOR VALUES FROM (0) TO (100) USING fractam;
@@ -306,5 +329,5 @@ SELECT count(*) FROM fps WHERE id BETWEEN 1900 AND 4000;
 RESET enable_seqscan;
 
 DROP TABLE ft, hp, fu, fu2, fchild, hchild, ftoast, fv, fdef, fctas, fselinto,
-  fcopy, fpart, ftemp, funlogged, fsc, frw, fps;
+  fcopy, fcopy2, fpart, ftemp, funlogged, fsc, frw, fps;
 DROP FUNCTION trg_upper();

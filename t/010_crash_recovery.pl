@@ -1,6 +1,7 @@
 # Crash recovery under concurrent load.
 #
-# Each round: four psql clients run transactions that insert, delete and
+# Each round: four psql clients run transactions that insert (INSERT ...
+# SELECT, and every third batch COPY FROM PROGRAM: multi_insert), delete and
 # update rows of a heap table with fractam indexes (one of them UNIQUE, small
 # fanouts, half the clients with direct apply off so messages sit in buffers),
 # and one more client runs VACUUM and CHECKPOINT in a loop.  After a few
@@ -67,7 +68,16 @@ sub client_script
 	{
 		my $base = $c * 10_000_000 + $b * 1000;
 		$s .= "BEGIN;\n";
-		$s .= "INSERT INTO ct SELECT $base + j, ((${base}::bigint + j) * 7919) % 100003, md5(($base + j)::text), $c FROM generate_series(0, " . ($batch - 1) . ") j;\n";
+		if ($b % 3 == 1)
+		{
+			# COPY: multi_insert (k and t stay NULL)
+			my $end = $base + $batch - 1;
+			$s .= "COPY ct (id, c) FROM PROGRAM 'seq -f %.0f,$c $base $end' WITH (FORMAT csv);\n";
+		}
+		else
+		{
+			$s .= "INSERT INTO ct SELECT $base + j, ((${base}::bigint + j) * 7919) % 100003, md5(($base + j)::text), $c FROM generate_series(0, " . ($batch - 1) . ") j;\n";
+		}
 		if ($b >= 3)
 		{
 			my $b3 = $base - 3000;

@@ -2,17 +2,34 @@
  *
  * fractam.h
  *	  Declarations shared by fractam's access methods (src/am): library
- *	  init, the utility hook and the executor hook.
+ *	  init, the utility hook, the executor hook and small helpers.
  *
  *-------------------------------------------------------------------------
  */
 #ifndef FRACTAM_H
 #define FRACTAM_H
 
+#include "access/transam.h"
+
 /* utility_hook.c */
 extern void fractam_install_utility_hook(void);
 
 /* executor_hook.c */
 extern void fractam_install_executor_hook(void);
+
+/*
+ * A 32-bit xid near the present (a removal horizon: not older than the
+ * oldest xid still stored) as a full one, for XLOG_FT_REUSE records.
+ */
+static inline FullTransactionId
+fractam_full_xid(TransactionId xid)
+{
+	FullTransactionId next = ReadNextFullTransactionId();
+	uint32		epoch = EpochFromFullTransactionId(next);
+
+	if (xid > XidFromFullTransactionId(next))
+		epoch--;
+	return FullTransactionIdFromEpochAndXid(epoch, xid);
+}
 
 #endif							/* FRACTAM_H */

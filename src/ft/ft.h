@@ -155,6 +155,8 @@ typedef struct FtItemRef
 
 extern bool ft_item_find(FtTree *tree, const char *key, Size keylen,
 						 int access, FtItemRef *ref);
+extern bool ft_item_find_near(FtTree *tree, const char *key, Size keylen,
+							  int access, FtItemRef *ref, BlockNumber *hint);
 extern void ft_item_patch(FtTree *tree, FtItemRef *ref, Size start,
 						  const char *bytes, Size len);
 extern void ft_item_release(FtItemRef *ref);
@@ -196,6 +198,8 @@ extern void ft_routecache_stats(FtRouteCacheStats *stats);
 
 /* ft_insert.c */
 extern void ft_insert(FtTree *tree, const char *item, Size len);
+extern void ft_insert_ascending(FtTree *tree, char **items, Size *lens,
+								int n);
 typedef enum FtUniqueResult
 {
 	FT_UNIQUE_INSERTED,
@@ -203,12 +207,34 @@ typedef enum FtUniqueResult
 	FT_UNIQUE_UNDECIDED			/* the caller must search for the key */
 } FtUniqueResult;
 
-/* judges a stored item with the key: false refuses the unique insert */
-typedef bool (*FtUniqueCheckFn) (void *arg, const char *item, Size len);
+/* what a unique insert's check says of a stored item with the key */
+typedef enum FtUniqueVerdict
+{
+	FT_UNIQUE_REFUSE,			/* refuse the insert */
+	FT_UNIQUE_ACCEPT,			/* no conflict */
+	FT_UNIQUE_ACCEPT_OBSOLETE	/* no conflict, and the item may be one
+								 * nobody needs any more: offer it to the
+								 * prune callback */
+} FtUniqueVerdict;
+
+typedef FtUniqueVerdict (*FtUniqueCheckFn) (void *arg, const char *item,
+											Size len);
+
+/*
+ * Of the n items the check called obsolete, which may go (remove[i] =
+ * true)?  Returns the newest xid whose effects the removal hides
+ * (hot-standby queries that could still need the items are cancelled), or
+ * InvalidFullTransactionId if no query can.  Called under the same locks as
+ * the check.
+ */
+typedef FullTransactionId (*FtUniquePruneFn) (void *arg, const char **items,
+											  const Size *lens, int n,
+											  bool *remove);
 
 extern FtUniqueResult ft_insert_unique(FtTree *tree, const char *item,
 									   Size len, FtCompareFn keycmp,
-									   FtUniqueCheckFn check, void *checkarg);
+									   FtUniqueCheckFn check,
+									   FtUniquePruneFn prune, void *checkarg);
 
 /* ft_scan.c */
 typedef struct FtScanData *FtScan;
@@ -229,6 +255,8 @@ extern void ft_build_finish(FtBuildState state);
 extern void ft_vacuum(FtTree *tree, FtVacuumCallback callback, void *arg,
 					  FtVacuumResult *result);
 extern void ft_log_removal_horizon(FtTree *tree, FullTransactionId horizon);
+extern void ft_prune_items(FtTree *tree, char **items, Size *lens, int n,
+						   FtUniquePruneFn prune, void *arg);
 
 /* ft_verify.c */
 extern void ft_verify(FtTree *tree);

@@ -87,6 +87,7 @@ typedef struct UniqueProbe
 {
 	FtCompareFn keycmp;
 	FtUniqueCheckFn check;
+	FtUniquePruneFn prune;		/* or NULL */
 	void	   *checkarg;
 	const char *low;
 	Size		lowlen;
@@ -94,13 +95,57 @@ typedef struct UniqueProbe
 } UniqueProbe;
 
 /*
- * The unique check of item, which would go at off of leaf page (found: an
- * equal item is there already): LEAF_INSERTED means "go ahead".
+ * Remove the items of the run the check called obsolete and the caller's
+ * prune callback agrees may go, from leaf lbuf held exclusively; true if
+ * any went.  This is how a unique index whose rows are updated over and
+ * over (the table keeps no update chains behind one entry) keeps each key's
+ * run short between VACUUMs, as nbtree's simple deletion does: every
+ * insert with the key sees the run anyway, and removes what it found dead.
+ */
+static bool
+prune_run(FtTree *tree, UniqueProbe *u, Buffer lbuf,
+		  OffsetNumber *cand, int ncand)
+{
+	Page		page = BufferGetPage(lbuf);
+	const char **items = palloc(ncand * sizeof(char *));
+	Size	   *lens = palloc(ncand * sizeof(Size));
+	bool	   *remove = palloc0(ncand * sizeof(bool));
+	OffsetNumber *dead = palloc(ncand * sizeof(OffsetNumber));
+	FullTransactionId horizon;
+	int			ndead = 0;
+	int			i;
+
+	for (i = 0; i < ncand; i++)
+		items[i] = ft_page_item(page, cand[i], &lens[i]);
+	horizon = u->prune(u->checkarg, items, lens, ncand, remove);
+	for (i = 0; i < ncand; i++)
+		if (remove[i])
+			dead[ndead++] = cand[i];
+	if (ndead > 0)
+	{
+		/* standbys first cancel the queries that could still need them */
+		if (FullTransactionIdIsValid(horizon))
+			ft_log_removal_horizon(tree, horizon);
+		ft_delete_offsets(tree, lbuf, dead, ndead);
+	}
+	pfree(items);
+	pfree(lens);
+	pfree(remove);
+	pfree(dead);
+	return ndead > 0;
+}
+
+/*
+ * The unique check of item, which would go at off of leaf lbuf (found: an
+ * equal item is there already): LEAF_INSERTED means "go ahead".  *pruned
+ * says that obsolete items of the run were removed (off is stale then).
  */
 static LeafInsertResult
-leaf_check_key(FtTree *tree, UniqueProbe *u, Page page,
-			   OffsetNumber off, bool found, const char *item, Size len)
+leaf_check_key(FtTree *tree, UniqueProbe *u, Buffer lbuf,
+			   OffsetNumber off, bool found, const char *item, Size len,
+			   bool *pruned)
 {
+	Page		page = BufferGetPage(lbuf);
 	FtPageOpaque opaque = FtPageGetOpaque(page);
 	OffsetNumber first = FtFirstDataOffset(opaque);
 	OffsetNumber maxoff = PageGetMaxOffsetNumber(page);
@@ -109,7 +154,10 @@ leaf_check_key(FtTree *tree, UniqueProbe *u, Page page,
 	OffsetNumber o;
 	char	   *other;
 	Size		olen;
+	OffsetNumber *obsolete = NULL;
+	int			nobsolete = 0;
 
+	*pruned = false;
 	if (found)
 		return LEAF_KEY_MAY_EXIST;
 
@@ -153,11 +201,29 @@ leaf_check_key(FtTree *tree, UniqueProbe *u, Page page,
 		return LEAF_INSERTED;
 	for (o = lo; o < hi; o++)
 	{
+		FtUniqueVerdict v;
+
 		other = ft_page_item(page, o, &olen);
-		if (!u->check(u->checkarg, other, olen))
+		v = u->check(u->checkarg, other, olen);
+		if (v == FT_UNIQUE_REFUSE)
+		{
+			if (obsolete)
+				pfree(obsolete);
 			return LEAF_KEY_REJECTED;
+		}
+		if (v == FT_UNIQUE_ACCEPT_OBSOLETE && u->prune)
+		{
+			if (obsolete == NULL)
+				obsolete = palloc((hi - lo) * sizeof(OffsetNumber));
+			obsolete[nobsolete++] = o;
+		}
 	}
 	u->accepted = true;
+	if (nobsolete > 0)
+	{
+		*pruned = prune_run(tree, u, lbuf, obsolete, nobsolete);
+		pfree(obsolete);
+	}
 	return LEAF_INSERTED;
 }
 
@@ -179,11 +245,14 @@ leaf_insert(FtTree *tree, Buffer lbuf, const char *item, Size len,
 	off = ft_leaf_lower_bound(tree, page, item, len, &found);
 	if (u)
 	{
-		LeafInsertResult check = leaf_check_key(tree, u, page, off, found,
-												item, len);
+		bool		pruned;
+		LeafInsertResult check = leaf_check_key(tree, u, lbuf, off, found,
+												item, len, &pruned);
 
 		if (check != LEAF_INSERTED)
 			return check;
+		if (pruned)
+			off = ft_leaf_lower_bound(tree, page, item, len, &found);
 	}
 	if (found)
 	{
@@ -952,6 +1021,122 @@ ft_insert(FtTree *tree, const char *item, Size len)
 }
 
 /*
+ * Append a prefix of the ascending items to the cached rightmost leaf (the
+ * right-edge fast path for many items): those that sort after its last item
+ * and fit, in one WAL record.  Returns how many went in (0: the caller
+ * inserts the first one by ft_insert, which may split and find the new
+ * right edge).
+ */
+static int
+append_to_right_edge(FtTree *tree, char **items, Size *lens, int n)
+{
+	BlockNumber blkno = RelationGetTargetBlock(tree->rel);
+	Buffer		buf;
+	Page		page;
+	FtPageOpaque opaque;
+	Size		free;
+	Size		datalen = 0;
+	char	   *data;
+	char	   *p;
+	OffsetNumber first;
+	int			k = 0;
+	int			i;
+
+	if (blkno == InvalidBlockNumber)
+		return 0;
+	buf = ReadBuffer(tree->rel, blkno);
+	if (!ConditionalLockBuffer(buf))
+	{
+		ReleaseBuffer(buf);
+		return 0;
+	}
+	ft_checkpage(tree->rel, buf);
+	page = BufferGetPage(buf);
+	opaque = FtPageGetOpaque(page);
+	if (FtPageIsLeaf(opaque) && !FtPageIsDeleted(opaque) &&
+		FtPageIsRightmost(opaque) &&
+		PageGetMaxOffsetNumber(page) >= FirstOffsetNumber)
+	{
+		Size		llen;
+		char	   *last = ft_page_item(page, PageGetMaxOffsetNumber(page), &llen);
+
+		free = PageGetExactFreeSpace(page);
+		while (k < n && ft_item_space(lens[k]) <= free &&
+			   ft_cmp(tree, items[k], lens[k], last, llen) > 0)
+		{
+			free -= ft_item_space(lens[k]);
+			datalen += sizeof(uint16) + lens[k];
+			last = items[k];
+			llen = lens[k];
+			k++;
+		}
+	}
+	if (k == 0)
+	{
+		UnlockReleaseBuffer(buf);
+		RelationSetTargetBlock(tree->rel, InvalidBlockNumber);
+		return 0;
+	}
+
+	for (i = 0; i < k; i++)
+		if (tree->leaf_insert_hook)
+			tree->leaf_insert_hook(tree, items[i], lens[i]);
+	/* the record's block data, built before the critical section */
+	data = p = palloc(datalen);
+	for (i = 0; i < k; i++)
+	{
+		uint16		len = (uint16) lens[i];
+
+		memcpy(p, &len, sizeof(uint16));
+		p += sizeof(uint16);
+		memcpy(p, items[i], lens[i]);
+		p += lens[i];
+	}
+	first = OffsetNumberNext(PageGetMaxOffsetNumber(page));
+
+	START_CRIT_SECTION();
+	for (i = 0; i < k; i++)
+		ft_page_add_item(page, items[i], lens[i], first + i);
+	MarkBufferDirty(buf);
+	ftxlog_append(tree->rel, buf, first, k, data, datalen);
+	END_CRIT_SECTION();
+
+	UnlockReleaseBuffer(buf);
+	pfree(data);
+	return k;
+}
+
+/*
+ * Insert n items in ascending order (a table's new rows of one COPY batch):
+ * runs of them that go at the right edge are appended a leaf at a time, one
+ * WAL record per leaf; the rest go in one by one.
+ */
+void
+ft_insert_ascending(FtTree *tree, char **items, Size *lens, int n)
+{
+	int			i;
+
+	for (i = 0; i < n; i++)
+		ft_check_item_size(tree, lens[i]);
+	i = 0;
+	while (i < n)
+	{
+		int			done;
+
+		CHECK_FOR_INTERRUPTS();
+		Assert(i == 0 || ft_cmp(tree, items[i - 1], lens[i - 1],
+								items[i], lens[i]) < 0);
+		done = append_to_right_edge(tree, items + i, lens + i, n - i);
+		if (done == 0)
+		{
+			ft_insert(tree, items[i], lens[i]);
+			done = 1;
+		}
+		i += done;
+	}
+}
+
+/*
  * A unique insert: item goes in only if the tree can tell, without reading
  * anything a plain insert would not, which items with the same key exist,
  * and check accepts each of them.  keycmp compares the key part of two
@@ -976,13 +1161,15 @@ ft_insert(FtTree *tree, const char *item, Size len)
  */
 FtUniqueResult
 ft_insert_unique(FtTree *tree, const char *item, Size len,
-				 FtCompareFn keycmp, FtUniqueCheckFn check, void *checkarg)
+				 FtCompareFn keycmp, FtUniqueCheckFn check,
+				 FtUniquePruneFn prune, void *checkarg)
 {
 	UniqueProbe probe;
 
 	Assert(keycmp != NULL);
 	probe.keycmp = keycmp;
 	probe.check = check;
+	probe.prune = prune;
 	probe.checkarg = checkarg;
 	probe.low = NULL;
 	probe.lowlen = 0;

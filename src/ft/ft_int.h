@@ -226,6 +226,10 @@ extern void ft_prefetch_move_leaves(FtTree *tree, BlockNumber xblk,
 #define FT_PREFETCH_MOVE_MSGS	4
 #define FT_PREFETCH_LEAVES_MSGS	2
 
+/* ft_vacuum.c */
+extern void ft_delete_offsets(FtTree *tree, Buffer buf, OffsetNumber *dead,
+							  int ndead);
+
 /* ft_split.c */
 extern void ft_make_room(FtTree *tree, const char *key, Size len,
 						 int force_level);

@@ -48,13 +48,79 @@ bool
 ft_item_find(FtTree *tree, const char *key, Size keylen, int access,
 			 FtItemRef *ref)
 {
-	Buffer		buf = descend_to_leaf(tree, key, keylen, access);
-	Page		page;
-	OffsetNumber off;
-	bool		found;
+	BlockNumber hint = InvalidBlockNumber;
 
-	page = BufferGetPage(buf);
-	off = ft_leaf_lower_bound(tree, page, key, keylen, &found);
+	return ft_item_find_near(tree, key, keylen, access, ref, &hint);
+}
+
+/*
+ * Does leaf page (locked) tell on its own where key is?  The leaf's range
+ * is [its lower bound, its high key); its first item is not below the lower
+ * bound, so a key between its first item and its high key belongs here even
+ * when no item has it.  Sets *off and *found as ft_leaf_lower_bound does.
+ */
+static bool
+leaf_decides(FtTree *tree, Page page, const char *key, Size keylen,
+			 OffsetNumber *off, bool *found)
+{
+	FtPageOpaque opaque = FtPageGetOpaque(page);
+	OffsetNumber first = FtFirstDataOffset(opaque);
+	char	   *item;
+	Size		len;
+
+	if (!FtPageIsLeaf(opaque) || FtPageIsDeleted(opaque) ||
+		PageGetMaxOffsetNumber(page) < first)
+		return false;
+	*off = ft_leaf_lower_bound(tree, page, key, keylen, found);
+	if (*found)
+		return true;
+	item = ft_page_item(page, first, &len);
+	if (ft_cmp(tree, item, len, key, keylen) > 0)
+		return false;			/* may belong to the left neighbour */
+	if (FtPageIsRightmost(opaque))
+		return true;
+	item = ft_page_item(page, FT_HIKEY, &len);
+	return ft_cmp(tree, key, keylen, item, len) < 0;
+}
+
+/*
+ * ft_item_find for a run of nearby keys (an index scan's row ids): *hint is
+ * the leaf the previous call ended in (InvalidBlockNumber: none), which is
+ * tried before a descent and usually holds the next key too; it is updated.
+ * No pin is kept between calls (a kept pin would make VACUUM's cleanup
+ * locks wait for the caller), so the leaf is checked to still be a live
+ * leaf whose range holds the key.
+ */
+bool
+ft_item_find_near(FtTree *tree, const char *key, Size keylen, int access,
+				  FtItemRef *ref, BlockNumber *hint)
+{
+	Buffer		buf = InvalidBuffer;
+	Page		page;
+	bool		found;
+	OffsetNumber off;
+
+	if (*hint != InvalidBlockNumber)
+	{
+		buf = ReadBuffer(tree->rel, *hint);
+		page = BufferGetPage(buf);
+		LockBuffer(buf, access);
+		if (PageIsNew(page) ||
+			PageGetSpecialSize(page) != MAXALIGN(sizeof(FtPageOpaqueData)) ||
+			FtPageGetOpaque(page)->ft_page_id != FT_PAGE_ID ||
+			!leaf_decides(tree, page, key, keylen, &off, &found))
+		{
+			UnlockReleaseBuffer(buf);
+			buf = InvalidBuffer;
+		}
+	}
+	if (!BufferIsValid(buf))
+	{
+		buf = descend_to_leaf(tree, key, keylen, access);
+		page = BufferGetPage(buf);
+		*hint = BufferGetBlockNumber(buf);
+		off = ft_leaf_lower_bound(tree, page, key, keylen, &found);
+	}
 	if (!found)
 	{
 		UnlockReleaseBuffer(buf);

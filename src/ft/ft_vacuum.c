@@ -20,8 +20,14 @@
 #include "utils/rel.h"
 #include "wal/ft_xlog.h"
 
-static void
-delete_offsets(FtTree *tree, Buffer buf, OffsetNumber *dead, int ndead)
+/*
+ * Delete the items (or messages) at the sorted offsets dead from page buf,
+ * held exclusively (VACUUM holds a cleanup lock; a unique insert's pruning
+ * only an exclusive lock, as scans work on copies of the page and the
+ * removed entries' TIDs are not freed by it).
+ */
+void
+ft_delete_offsets(FtTree *tree, Buffer buf, OffsetNumber *dead, int ndead)
 {
 	if (ndead == 0)
 		return;
@@ -30,6 +36,95 @@ delete_offsets(FtTree *tree, Buffer buf, OffsetNumber *dead, int ndead)
 	MarkBufferDirty(buf);
 	ftxlog_vacuum(tree->rel, buf, dead, ndead);
 	END_CRIT_SECTION();
+}
+
+/*
+ * Remove items that a unique insert's search found obsolete (where the
+ * insert's own descent could not decide, see ft_insert_unique): each is
+ * looked for in its leaf, which is locked exclusively; the caller's prune
+ * callback confirms those found and returns the removal's horizon (logged
+ * first, as in the descent's pruning).  An item still buffered above its
+ * leaf is not found and stays until VACUUM.  items must ascend.
+ */
+void
+ft_prune_items(FtTree *tree, char **items, Size *lens, int n,
+			   FtUniquePruneFn prune, void *arg)
+{
+	const char **cand = palloc(n * sizeof(char *));
+	Size	   *candlens = palloc(n * sizeof(Size));
+	OffsetNumber *candoffs = palloc(n * sizeof(OffsetNumber));
+	bool	   *remove = palloc(n * sizeof(bool));
+	int			i = 0;
+
+	while (i < n)
+	{
+		FtDescent	d;
+		Page		page;
+		FtPageOpaque opaque;
+		int			ncand = 0;
+		int			ndead = 0;
+		int			j;
+
+		ft_descend(tree, items[i], lens[i], false, 0, BUFFER_LOCK_EXCLUSIVE, &d);
+		if (BufferIsValid(d.parent))
+			ReleaseBuffer(d.parent);
+		if (BufferIsValid(d.parent2))
+			ReleaseBuffer(d.parent2);
+		if (d.lowkey)
+			pfree(d.lowkey);
+		page = BufferGetPage(d.buf);
+		opaque = FtPageGetOpaque(page);
+
+		/* the items of the batch that belong to this leaf */
+		for (j = i; j < n; j++)
+		{
+			bool		found;
+			OffsetNumber off;
+			Size		len;
+			char	   *stored;
+
+			if (j > i && !FtPageIsRightmost(opaque))
+			{
+				char	   *hikey = ft_page_item(page, FT_HIKEY, &len);
+
+				if (ft_cmp(tree, items[j], lens[j], hikey, len) >= 0)
+					break;
+			}
+			off = ft_leaf_lower_bound(tree, page, items[j], lens[j], &found);
+			if (!found)
+				continue;
+			stored = ft_page_item(page, off, &len);
+			if (len != lens[j] || memcmp(stored, items[j], len) != 0)
+				continue;
+			cand[ncand] = stored;
+			candlens[ncand] = len;
+			candoffs[ncand] = off;
+			ncand++;
+		}
+		if (ncand > 0)
+		{
+			FullTransactionId horizon;
+			int			k;
+
+			memset(remove, 0, ncand * sizeof(bool));
+			horizon = prune(arg, cand, candlens, ncand, remove);
+			for (k = 0; k < ncand; k++)
+				if (remove[k])
+					candoffs[ndead++] = candoffs[k];
+			if (ndead > 0)
+			{
+				if (FullTransactionIdIsValid(horizon))
+					ft_log_removal_horizon(tree, horizon);
+				ft_delete_offsets(tree, d.buf, candoffs, ndead);
+			}
+		}
+		UnlockReleaseBuffer(d.buf);
+		i = j;
+	}
+	pfree(cand);
+	pfree(candlens);
+	pfree(candoffs);
+	pfree(remove);
 }
 
 /*
@@ -159,7 +254,7 @@ vacuum_leaf(FtTree *tree, Buffer buf, FtVacuumCallback callback, void *arg,
 		else
 			result->num_items += 1;
 	}
-	delete_offsets(tree, buf, dead, ndead);
+	ft_delete_offsets(tree, buf, dead, ndead);
 	result->items_removed += ndead;
 }
 
@@ -190,7 +285,7 @@ vacuum_messages(FtTree *tree, Buffer buf, FtVacuumCallback callback,
 		else if (FtMsgType(hdr) == FT_MSG_INSERT)
 			result->num_items += 1;
 	}
-	delete_offsets(tree, buf, dead, ndead);
+	ft_delete_offsets(tree, buf, dead, ndead);
 	result->items_removed += ndead;
 }
 

@@ -17,6 +17,15 @@ ft_desc(StringInfo buf, XLogReaderState *record)
 
 	switch (info)
 	{
+		case XLOG_FT_APPEND:
+			{
+				xl_ft_append xlrec;
+
+				memcpy(&xlrec, rec, sizeof(xlrec));
+				appendStringInfo(buf, "first %u, items %u", xlrec.first,
+								 xlrec.nitems);
+			}
+			break;
 		case XLOG_FT_INSERT:
 		case XLOG_FT_INSERT_MSG:
 			{
@@ -143,6 +152,8 @@ ft_identify(uint8 info)
 	{
 		case XLOG_FT_INSERT:
 			return "INSERT";
+		case XLOG_FT_APPEND:
+			return "APPEND";
 		case XLOG_FT_INSERT_MSG:
 			return "INSERT_MSG";
 		case XLOG_FT_FLUSH:

@@ -66,6 +66,46 @@ ft_redo_insert(XLogReaderState *record)
 }
 
 static void
+ft_redo_append(XLogReaderState *record)
+{
+	XLogRecPtr	lsn = record->EndRecPtr;
+	xl_ft_append xlrec;
+	Buffer		buf;
+
+	if (XLogRecGetDataLen(record) != sizeof(xl_ft_append))
+		wal_format_mismatch("APPEND");
+	memcpy(&xlrec, XLogRecGetData(record), sizeof(xlrec));
+	if (XLogReadBufferForRedo(record, 0, &buf) == BLK_NEEDS_REDO)
+	{
+		Page		page = BufferGetPage(buf);
+		Size		datalen;
+		char	   *data = XLogRecGetBlockData(record, 0, &datalen);
+		char	   *end = data + datalen;
+		int			i;
+
+		for (i = 0; i < xlrec.nitems; i++)
+		{
+			uint16		len;
+
+			if (data + sizeof(uint16) > end)
+				wal_format_mismatch("APPEND");
+			memcpy(&len, data, sizeof(uint16));
+			data += sizeof(uint16);
+			if (data + len > end)
+				wal_format_mismatch("APPEND");
+			ft_page_add_item(page, data, len, xlrec.first + i);
+			data += len;
+		}
+		if (data != end)
+			wal_format_mismatch("APPEND");
+		PageSetLSN(page, lsn);
+		MarkBufferDirty(buf);
+	}
+	if (BufferIsValid(buf))
+		UnlockReleaseBuffer(buf);
+}
+
+static void
 ft_redo_flush(XLogReaderState *record)
 {
 	XLogRecPtr	lsn = record->EndRecPtr;
@@ -322,6 +362,9 @@ ft_redo(XLogReaderState *record)
 		case XLOG_FT_INSERT:
 		case XLOG_FT_INSERT_MSG:
 			ft_redo_insert(record);
+			break;
+		case XLOG_FT_APPEND:
+			ft_redo_append(record);
 			break;
 		case XLOG_FT_FLUSH:
 			ft_redo_flush(record);

@@ -46,6 +46,30 @@ ftxlog_insert(Relation rel, Buffer buf, OffsetNumber off,
 	PageSetLSN(BufferGetPage(buf), recptr);
 }
 
+/*
+ * The items at offsets first .. first + n - 1 of leaf buf were just added
+ * (XLOG_FT_APPEND); data is their block data, built by the caller before
+ * its critical section.
+ */
+void
+ftxlog_append(Relation rel, Buffer buf, OffsetNumber first, int n,
+			  const char *data, Size datalen)
+{
+	xl_ft_append xlrec;
+	XLogRecPtr	recptr;
+
+	if (!RelationNeedsWAL(rel))
+		return;
+	xlrec.first = first;
+	xlrec.nitems = (uint16) n;
+	XLogBeginInsert();
+	XLogRegisterData((char *) &xlrec, sizeof(xlrec));
+	XLogRegisterBuffer(0, buf, REGBUF_STANDARD);
+	XLogRegisterBufData(0, (char *) data, datalen);
+	recptr = XLogInsert(RM_FRACTAM_ID, XLOG_FT_APPEND);
+	PageSetLSN(BufferGetPage(buf), recptr);
+}
+
 void
 ftxlog_flush(Relation rel, Buffer bbuf, OffsetNumber slice_first,
 			 uint16 nslice, OffsetNumber pivot_off,

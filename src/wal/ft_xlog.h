@@ -41,6 +41,7 @@
 #define XLOG_FT_META_SEQ	0x80	/* advance the metapage's counter */
 #define XLOG_FT_VM_SET		0x90	/* a table's visibility-map bits set */
 #define XLOG_FT_VM_CLEAR	0xA0	/* ... cleared */
+#define XLOG_FT_APPEND		0xB0	/* add items at the end of one leaf */
 
 /*
  * XLOG_FT_INSERT: block 0 = page, block data = the item, main data = its
@@ -97,7 +98,9 @@ typedef struct xl_ft_vacuum
  * XLOG_FT_REUSE: no block; hot-standby queries that might still follow a
  * pointer to the page (snapshots not newer than safexid) are cancelled.
  * With block InvalidBlockNumber: items whose effects are not newer than
- * safexid are about to be removed (a table's dead row versions).
+ * safexid are about to be removed (a table's dead row versions, or a
+ * unique index's entries of rows dead to everyone, removed by an insert
+ * with their key).
  */
 typedef struct xl_ft_reuse
 {
@@ -134,6 +137,18 @@ typedef struct xl_ft_patch
 /* XLOG_FT_META_SEQ: block 0 = metapage, main data = the new value (uint64) */
 
 /*
+ * XLOG_FT_APPEND: block 0 = leaf; its items at offsets first, first + 1,
+ * ... are new (a batch of ascending keys appended at the right edge, e.g.
+ * COPY into a table): block data = for each a uint16 length and the bytes.
+ * One record per page instead of one per item, as heap's multi-insert.
+ */
+typedef struct xl_ft_append
+{
+	OffsetNumber first;
+	uint16		nitems;
+} xl_ft_append;
+
+/*
  * XLOG_FT_VM_SET / XLOG_FT_VM_CLEAR: block 0 = a page of a fractam table's
  * visibility-map fork (registered without REGBUF_STANDARD: the map lies
  * where a standard page has its hole), main data = xl_ft_vm.  The map has
@@ -154,6 +169,8 @@ typedef struct xl_ft_vm
 #define FT_MAX_RECORD_BLOCKS	(XLR_MAX_BLOCK_ID + 1)
 
 /* do side (ft_xlog.c); all are called inside the caller's critical section */
+extern void ftxlog_append(Relation rel, Buffer buf, OffsetNumber first,
+						  int n, const char *data, Size datalen);
 extern void ftxlog_insert(Relation rel, Buffer buf, OffsetNumber off,
 						  const char *item, Size len, bool setmsn, uint64 msn);
 extern void ftxlog_flush(Relation rel, Buffer bbuf, OffsetNumber slice_first,

@@ -25,6 +25,10 @@
  * and buffered messages, and look up each entry found in the table; then
  * the entry is inserted by a plain ft_insert.
  *
+ * Entries the check finds whose rows are dead to everyone are removed on
+ * the way (prune_entries), so that a row updated over and over does not
+ * leave a growing run of entries for every later update to check.
+ *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"
@@ -32,6 +36,7 @@
 #include "access/relscan.h"
 #include "access/tableam.h"
 #include "access/xact.h"
+#include "am/fractam.h"
 #include "am/index/index_search.h"
 #include "common/hashfn.h"
 #include "miscadmin.h"
@@ -121,12 +126,20 @@ typedef enum UniqueResult
 typedef struct UniqueCheck
 {
 	Relation	heap;
+	Relation	index;
 	IndexTuple	itup;			/* the entry being inserted */
 	IndexUniqueCheck checkUnique;
 	UniqueResult result;		/* the first entry that was not OK */
 	TransactionId xwait;		/* UNIQUE_WAIT: the transaction */
 	uint32		spectoken;		/* and its speculative insertion token */
 	ItemPointerData conflict;	/* the conflicting row */
+	bool		last_dead;		/* judge_entry: the entry's row is dead to
+								 * every transaction */
+	/* check_unique: copies of the entries found dead, in scan order */
+	char	  **dead;
+	Size	   *deadlens;
+	int			ndead;
+	int			maxdead;
 } UniqueCheck;
 
 /*
@@ -142,12 +155,16 @@ judge_entry(UniqueCheck *uc, IndexTuple other)
 	ItemPointerData tid = other->t_tid;
 	TransactionId x;
 
+	uc->last_dead = false;
 	if (ItemPointerEquals(&tid, &uc->itup->t_tid))
 		return UNIQUE_OK;		/* our own entry (UNIQUE_CHECK_EXISTING) */
 
 	InitDirtySnapshot(SnapshotDirty);
 	if (!table_index_fetch_tuple_check(uc->heap, &tid, &SnapshotDirty, &all_dead))
+	{
+		uc->last_dead = all_dead;
 		return UNIQUE_OK;
+	}
 
 	x = TransactionIdIsValid(SnapshotDirty.xmin) ?
 		SnapshotDirty.xmin : SnapshotDirty.xmax;
@@ -179,18 +196,63 @@ judge_entry(UniqueCheck *uc, IndexTuple other)
 }
 
 /*
- * The tree's callback (FtUniqueCheckFn) while it holds the leaf: false
- * refuses the insert.  UNIQUE_CHECK_PARTIAL inserts anyway and reports
- * "maybe not unique" (the executor rechecks).
+ * The tree's callback (FtUniqueCheckFn) while it holds the leaf.
+ * UNIQUE_CHECK_PARTIAL inserts anyway and reports "maybe not unique" (the
+ * executor rechecks).  An entry whose row is dead to everyone is offered
+ * for removal (prune_entries).
  */
-static bool
+static FtUniqueVerdict
 accept_entry(void *arg, const char *item, Size len)
 {
 	UniqueCheck *uc = (UniqueCheck *) arg;
 
 	if (judge_entry(uc, (IndexTuple) item) == UNIQUE_OK)
-		return true;
-	return uc->checkUnique == UNIQUE_CHECK_PARTIAL;
+		return uc->last_dead ? FT_UNIQUE_ACCEPT_OBSOLETE : FT_UNIQUE_ACCEPT;
+	return uc->checkUnique == UNIQUE_CHECK_PARTIAL ?
+		FT_UNIQUE_ACCEPT : FT_UNIQUE_REFUSE;
+}
+
+/*
+ * The tree's FtUniquePruneFn: of the entries accept_entry found dead, the
+ * table AM confirms which may go and the newest xid their removal hides
+ * from hot-standby queries, as for nbtree's simple deletion
+ * (table_index_delete_tuples; called under the index leaf's lock, as
+ * nbtree does).  Without this, a unique index on a table without update
+ * chains (a fractam table) gains one entry per UPDATE of a row, and every
+ * later UPDATE of it checks them all until VACUUM.
+ */
+static FullTransactionId
+prune_entries(void *arg, const char **items, const Size *lens, int n,
+			  bool *remove)
+{
+	UniqueCheck *uc = (UniqueCheck *) arg;
+	TM_IndexDeleteOp op;
+	TransactionId latest;
+	int			i;
+
+	op.irel = uc->index;
+	op.iblknum = InvalidBlockNumber;
+	op.bottomup = false;
+	op.bottomupfreespace = 0;
+	op.ndeltids = n;
+	op.deltids = palloc(n * sizeof(TM_IndexDelete));
+	op.status = palloc(n * sizeof(TM_IndexStatus));
+	for (i = 0; i < n; i++)
+	{
+		op.deltids[i].tid = ((IndexTuple) items[i])->t_tid;
+		op.deltids[i].id = i;
+		op.status[i].idxoffnum = InvalidOffsetNumber;
+		op.status[i].knowndeletable = false;
+		op.status[i].promising = false;
+		op.status[i].freespace = (int16) lens[i];
+	}
+	latest = table_index_delete_tuples(uc->heap, &op);
+	for (i = 0; i < n; i++)
+		remove[i] = op.status[i].knowndeletable;
+	pfree(op.deltids);
+	pfree(op.status);
+	return TransactionIdIsValid(latest) ? fractam_full_xid(latest) :
+		InvalidFullTransactionId;
 }
 
 /*
@@ -240,8 +302,43 @@ check_unique(Relation index, UniqueCheck *uc)
 			break;
 		if (judge_entry(uc, other) != UNIQUE_OK)
 			break;
+		if (uc->last_dead)
+		{
+			if (uc->ndead == uc->maxdead)
+			{
+				uc->maxdead = Max(16, uc->maxdead * 2);
+				uc->dead = uc->dead ?
+					repalloc(uc->dead, uc->maxdead * sizeof(char *)) :
+					palloc(uc->maxdead * sizeof(char *));
+				uc->deadlens = uc->deadlens ?
+					repalloc(uc->deadlens, uc->maxdead * sizeof(Size)) :
+					palloc(uc->maxdead * sizeof(Size));
+			}
+			uc->dead[uc->ndead] = palloc(len);
+			memcpy(uc->dead[uc->ndead], item, len);
+			uc->deadlens[uc->ndead] = len;
+			uc->ndead++;
+		}
 	}
 	ft_scan_end(scan);
+}
+
+/* Forget the entries check_unique found dead */
+static void
+forget_dead(UniqueCheck *uc)
+{
+	int			i;
+
+	for (i = 0; i < uc->ndead; i++)
+		pfree(uc->dead[i]);
+	if (uc->dead)
+	{
+		pfree(uc->dead);
+		pfree(uc->deadlens);
+	}
+	uc->dead = NULL;
+	uc->deadlens = NULL;
+	uc->ndead = uc->maxdead = 0;
 }
 
 static void
@@ -272,7 +369,8 @@ insert_entry(FtTree *tree, FractamIndexState *state, IndexTuple itup,
 	{
 		if (uc)
 			res = ft_insert_unique(tree, (char *) itup, IndexTupleSize(itup),
-								   fractam_compare_item_keys, accept_entry, uc);
+								   fractam_compare_item_keys, accept_entry,
+								   prune_entries, uc);
 		else
 			ft_insert(tree, (char *) itup, IndexTupleSize(itup));
 	}
@@ -322,12 +420,16 @@ fractam_insert(Relation index, Datum *values, bool *isnull,
 		UniqueCheck uc;
 
 		uc.heap = heapRel;
+		uc.index = index;
 		uc.itup = itup;
 		uc.checkUnique = checkUnique;
 		uc.result = UNIQUE_OK;
 		uc.xwait = InvalidTransactionId;
 		uc.spectoken = 0;
 		ItemPointerSetInvalid(&uc.conflict);
+		uc.dead = NULL;
+		uc.deadlens = NULL;
+		uc.ndead = uc.maxdead = 0;
 
 		LWLockAcquire(lock, LW_EXCLUSIVE);
 
@@ -363,6 +465,7 @@ fractam_insert(Relation index, Datum *values, bool *isnull,
 		{
 			/* never wait while holding the lock */
 			LWLockRelease(lock);
+			forget_dead(&uc);
 			unique_stats.waited++;
 			if (uc.spectoken)
 				SpeculativeInsertionWait(uc.xwait, uc.spectoken);
@@ -380,7 +483,16 @@ fractam_insert(Relation index, Datum *values, bool *isnull,
 			result = false;		/* PARTIAL: maybe not unique, recheck later */
 		if (checkUnique != UNIQUE_CHECK_EXISTING)
 			insert_entry(&tree, state, itup, NULL);
+
+		/*
+		 * The search's dead entries go now, or the key's run would stay too
+		 * long for the descent to decide (and prune) until VACUUM.
+		 */
+		if (uc.ndead > 0)
+			ft_prune_items(&tree, uc.dead, uc.deadlens, uc.ndead,
+						   prune_entries, &uc);
 		LWLockRelease(lock);
+		forget_dead(&uc);
 		break;
 	}
 	pfree(itup);

@@ -132,6 +132,9 @@ extern FtRowId fractam_rowid_first(Relation rel);
 extern void fractam_forget_cache(Relation rel);
 extern HeapTuple fractam_item_copy(Relation rel, const char *item, Size len);
 extern HeapTuple fractam_fetch_version(Relation rel, FtRowId rowid);
+extern HeapTuple fractam_fetch_version_near(Relation rel, FtRowId rowid,
+											BlockNumber *hint);
+extern char *fractam_version_item(FtRowId rowid, HeapTuple tup, Size *len);
 extern void fractam_store_version(Relation rel, FtRowId rowid, HeapTuple tup);
 extern void fractam_relation_set_new_filenode(Relation rel,
 											  const RelFileNode *newrnode,

@@ -392,6 +392,7 @@ fractam_parallelscan_initialize(Relation rel, ParallelTableScanDesc pscan)
 typedef struct FractamIndexFetchData
 {
 	IndexFetchTableData xs_base;
+	BlockNumber leaf_hint;		/* the leaf the last fetch ended in */
 } FractamIndexFetchData;
 
 struct IndexFetchTableData *
@@ -400,12 +401,14 @@ fractam_index_fetch_begin(Relation rel)
 	FractamIndexFetchData *fetch = palloc0(sizeof(FractamIndexFetchData));
 
 	fetch->xs_base.rel = rel;
+	fetch->leaf_hint = InvalidBlockNumber;
 	return &fetch->xs_base;
 }
 
 void
 fractam_index_fetch_reset(struct IndexFetchTableData *data)
 {
+	((FractamIndexFetchData *) data)->leaf_hint = InvalidBlockNumber;
 }
 
 void
@@ -414,10 +417,13 @@ fractam_index_fetch_end(struct IndexFetchTableData *data)
 	pfree(data);
 }
 
-/* The version at tid, if it exists and snapshot sees it, into slot */
+/*
+ * The version at tid, if it exists and snapshot sees it, into slot.  hint:
+ * NULL, or the leaf a previous fetch of the same scan ended in.
+ */
 static bool
 fetch_visible(Relation rel, ItemPointer tid, Snapshot snapshot,
-			  TupleTableSlot *slot, bool *all_dead)
+			  TupleTableSlot *slot, bool *all_dead, BlockNumber *hint)
 {
 	HeapTuple	tup;
 	MemoryContext old;
@@ -427,7 +433,8 @@ fetch_visible(Relation rel, ItemPointer tid, Snapshot snapshot,
 		return false;
 	/* the slot frees the copy: it must live in the slot's memory */
 	old = MemoryContextSwitchTo(slot->tts_mcxt);
-	tup = fractam_fetch_version(rel, fractam_tid_rowid(tid));
+	tup = hint ? fractam_fetch_version_near(rel, fractam_tid_rowid(tid), hint) :
+		fractam_fetch_version(rel, fractam_tid_rowid(tid));
 	MemoryContextSwitchTo(old);
 	if (tup == NULL)
 	{
@@ -460,7 +467,8 @@ fractam_index_fetch_tuple(struct IndexFetchTableData *scan, ItemPointer tid,
 	*call_again = false;
 	if (all_dead)
 		*all_dead = false;
-	if (!fetch_visible(scan->rel, tid, snapshot, slot, all_dead))
+	if (!fetch_visible(scan->rel, tid, snapshot, slot, all_dead,
+					   &((FractamIndexFetchData *) scan)->leaf_hint))
 		return false;
 	pgstat_count_heap_fetch(scan->rel);
 	return true;
@@ -470,7 +478,7 @@ bool
 fractam_tuple_fetch_row_version(Relation rel, ItemPointer tid,
 								Snapshot snapshot, TupleTableSlot *slot)
 {
-	return fetch_visible(rel, tid, snapshot, slot, NULL);
+	return fetch_visible(rel, tid, snapshot, slot, NULL, NULL);
 }
 
 bool

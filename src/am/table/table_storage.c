@@ -248,6 +248,18 @@ fractam_item_copy(Relation rel, const char *item, Size len)
 HeapTuple
 fractam_fetch_version(Relation rel, FtRowId rowid)
 {
+	BlockNumber hint = InvalidBlockNumber;
+
+	return fractam_fetch_version_near(rel, rowid, &hint);
+}
+
+/*
+ * The same for a run of fetches (an index scan's): *hint is the leaf the
+ * previous one ended in, tried first (ft_item_find_near).
+ */
+HeapTuple
+fractam_fetch_version_near(Relation rel, FtRowId rowid, BlockNumber *hint)
+{
 	FtTree		tree;
 	FtItemRef	ref;
 	char		key[FRACTAM_ROWID_SIZE];
@@ -255,11 +267,25 @@ fractam_fetch_version(Relation rel, FtRowId rowid)
 
 	fractam_table_tree(rel, &tree);
 	fractam_rowid_key(rowid, key);
-	if (!ft_item_find(&tree, key, sizeof(key), BUFFER_LOCK_SHARE, &ref))
+	if (!ft_item_find_near(&tree, key, sizeof(key), BUFFER_LOCK_SHARE, &ref,
+						   hint))
 		return NULL;
 	tup = fractam_item_copy(rel, ref.item, ref.len);
 	ft_item_release(&ref);
 	return tup;
+}
+
+/* The tree item of a version (its header filled in) under row id rowid */
+char *
+fractam_version_item(FtRowId rowid, HeapTuple tup, Size *len)
+{
+	char	   *item;
+
+	*len = FRACTAM_ROWID_SIZE + tup->t_len;
+	item = palloc(*len);
+	fractam_rowid_key(rowid, item);
+	memcpy(item + FRACTAM_ROWID_SIZE, tup->t_data, tup->t_len);
+	return item;
 }
 
 /* Add a new version (its header already filled in) under row id rowid */
@@ -267,11 +293,9 @@ void
 fractam_store_version(Relation rel, FtRowId rowid, HeapTuple tup)
 {
 	FtTree		tree;
-	Size		len = FRACTAM_ROWID_SIZE + tup->t_len;
-	char	   *item = palloc(len);
+	Size		len;
+	char	   *item = fractam_version_item(rowid, tup, &len);
 
-	fractam_rowid_key(rowid, item);
-	memcpy(item + FRACTAM_ROWID_SIZE, tup->t_data, tup->t_len);
 	fractam_table_tree(rel, &tree);
 	ft_insert(&tree, item, len);	/* refuses rows too large for a leaf */
 	pfree(item);

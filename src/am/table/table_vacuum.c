@@ -32,6 +32,7 @@
 #include "access/multixact.h"
 #include "access/transam.h"
 #include "access/xact.h"
+#include "am/fractam.h"
 #include "am/table/fractam_table.h"
 #include "commands/progress.h"
 #include "commands/vacuum.h"
@@ -154,18 +155,6 @@ fill_vacuum_info(IndexVacuumInfo *ivinfo, Relation index, bool estimated,
 	ivinfo->strategy = bstrategy;
 }
 
-/* A 32-bit xid near the present as a full one */
-static FullTransactionId
-full_xid(TransactionId xid)
-{
-	FullTransactionId next = ReadNextFullTransactionId();
-	uint32		epoch = EpochFromFullTransactionId(next);
-
-	if (xid > XidFromFullTransactionId(next))
-		epoch--;
-	return FullTransactionIdFromEpochAndXid(epoch, xid);
-}
-
 void
 fractam_relation_vacuum(Relation rel, struct VacuumParams *params,
 						BufferAccessStrategy bstrategy)
@@ -233,7 +222,7 @@ fractam_relation_vacuum(Relation rel, struct VacuumParams *params,
 			TransactionId horizon = oldest_xmin;
 
 			TransactionIdRetreat(horizon);
-			ft_log_removal_horizon(&tree, full_xid(horizon));
+			ft_log_removal_horizon(&tree, fractam_full_xid(horizon));
 		}
 		ft_vacuum(&tree, vacuum_version, &st, &fres);
 		passes++;
