@@ -197,6 +197,8 @@ extern void ft_descend(FtTree *tree, const char *key, Size len, bool strict,
 extern void ft_descend_copy(FtTree *tree, const char *key, Size len,
 							bool strict, int stoplevel, int access,
 							FtDescent *d, char *bcopy, char *b2copy);
+extern Buffer ft_descend_to_leaf(FtTree *tree, const char *key, Size len,
+								 int access);
 
 /* ft_flush.c */
 typedef enum FtFlushResult

@@ -25,17 +25,8 @@
 static Buffer
 descend_to_leaf(FtTree *tree, const char *key, Size keylen, int access)
 {
-	FtDescent	d;
-
 	Assert(!tree->buffering);
-	ft_descend(tree, key, keylen, false, 0, access, &d);
-	if (BufferIsValid(d.parent))
-		ReleaseBuffer(d.parent);
-	if (BufferIsValid(d.parent2))
-		ReleaseBuffer(d.parent2);
-	if (d.lowkey)
-		pfree(d.lowkey);
-	return d.buf;
+	return ft_descend_to_leaf(tree, key, keylen, access);
 }
 
 /*

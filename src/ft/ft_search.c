@@ -259,6 +259,25 @@ ft_descend(FtTree *tree, const char *key, Size len, bool strict,
 }
 
 /*
+ * The leaf whose range holds key, locked with access, and nothing else
+ * held (what is buffered above it for key is not looked at).
+ */
+Buffer
+ft_descend_to_leaf(FtTree *tree, const char *key, Size len, int access)
+{
+	FtDescent	d;
+
+	ft_descend(tree, key, len, false, 0, access, &d);
+	if (BufferIsValid(d.parent))
+		ReleaseBuffer(d.parent);
+	if (BufferIsValid(d.parent2))
+		ReleaseBuffer(d.parent2);
+	if (d.lowkey)
+		pfree(d.lowkey);
+	return d.buf;
+}
+
+/*
  * Compare two keys; an empty key is minus infinity.
  */
 int

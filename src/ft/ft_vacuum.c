@@ -58,21 +58,15 @@ ft_prune_items(FtTree *tree, char **items, Size *lens, int n,
 
 	while (i < n)
 	{
-		FtDescent	d;
+		Buffer		leaf;
 		Page		page;
 		FtPageOpaque opaque;
 		int			ncand = 0;
 		int			ndead = 0;
 		int			j;
 
-		ft_descend(tree, items[i], lens[i], false, 0, BUFFER_LOCK_EXCLUSIVE, &d);
-		if (BufferIsValid(d.parent))
-			ReleaseBuffer(d.parent);
-		if (BufferIsValid(d.parent2))
-			ReleaseBuffer(d.parent2);
-		if (d.lowkey)
-			pfree(d.lowkey);
-		page = BufferGetPage(d.buf);
+		leaf = ft_descend_to_leaf(tree, items[i], lens[i], BUFFER_LOCK_EXCLUSIVE);
+		page = BufferGetPage(leaf);
 		opaque = FtPageGetOpaque(page);
 
 		/* the items of the batch that belong to this leaf */
@@ -115,10 +109,10 @@ ft_prune_items(FtTree *tree, char **items, Size *lens, int n,
 			{
 				if (FullTransactionIdIsValid(horizon))
 					ft_log_removal_horizon(tree, horizon);
-				ft_delete_offsets(tree, d.buf, candoffs, ndead);
+				ft_delete_offsets(tree, leaf, candoffs, ndead);
 			}
 		}
-		UnlockReleaseBuffer(d.buf);
+		UnlockReleaseBuffer(leaf);
 		i = j;
 	}
 	pfree(cand);
