@@ -43,8 +43,8 @@ typedef int (*FtSharedPrefixFn) (void *arg, const char *a, Size alen,
 #define FT_MSG_DELETE	2
 
 /*
- * Backend-local cache kept by the caller across operations (the index AM
- * keeps it in rd_amcache): the root location, used only while that page
+ * Backend-local cache kept by the caller across operations (the AMs keep
+ * it per relation): the root location, used only while that page
  * still has no right sibling at the cached level (the root only ever
  * changes by splitting), and whether the last insert was buffered, which
  * predicts whether the next one needs the buffer node exclusively.

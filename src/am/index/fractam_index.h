@@ -48,9 +48,14 @@ typedef struct FractamOptions
 #define FRACTAM_DEFAULT_FANOUT		16
 #define FRACTAM_DEFAULT_FILLFACTOR	90
 
-/* Per-index comparison state, cached in rd_amcache */
+/*
+ * Per-index comparison state of a backend, in the index's rd_indexcxt (see
+ * fractam_index_state: not rd_amcache, which invalidations free)
+ */
 typedef struct FractamIndexState
 {
+	MemoryContextCallback context_cb;	/* marks it in rd_indexcxt */
+	RelFileNode node;			/* the relfilenode rootcache is about */
 	TupleDesc	tupdesc;
 	int			nkeyatts;
 	SortSupportData ssup[INDEX_MAX_KEYS];
@@ -112,6 +117,17 @@ typedef struct FractamUniqueStats
 } FractamUniqueStats;
 
 extern void fractam_get_unique_stats(FractamUniqueStats *stats);
+
+/* index_vacuum.c: entries found dead outside VACUUM */
+typedef struct FractamPruneTarget
+{
+	Relation	heap;
+	Relation	index;
+} FractamPruneTarget;
+
+extern FullTransactionId fractam_prune_entries(void *arg, const char **items,
+											   const Size *lens, int n,
+											   bool *remove);
 extern bool fractam_insert(Relation index, Datum *values, bool *isnull,
 						   ItemPointer ht_ctid, Relation heapRel,
 						   IndexUniqueCheck checkUnique,

@@ -14,6 +14,7 @@
 #include "catalog/pg_am.h"
 #include "catalog/pg_opclass.h"
 #include "commands/defrem.h"
+#include "nodes/memnodes.h"
 #include "utils/lsyscache.h"
 #include "utils/rel.h"
 #include "utils/syscache.h"
@@ -86,16 +87,55 @@ max_index_tuple_size(TupleDesc tupdesc)
 	return Min(MAXALIGN(size), ft_max_item_size());
 }
 
+/*
+ * The index's state lives in rd_indexcxt, not in rd_amcache: the relcache
+ * frees rd_amcache on every invalidation of the index (VACUUM updating its
+ * pg_class row is one), also while the index is open, and scans and inserts
+ * keep pointers to the state across statements (a cursor) and across waits
+ * for other transactions (which accept invalidations).  An open index keeps
+ * its rd_indexcxt and its tuple descriptor through invalidations, and the
+ * context is deleted only with the relcache entry, so the state is valid as
+ * long as the Relation is.  It is found again through the reset callback
+ * that marks it, the context's only one (PostgreSQL registers none there).
+ */
+static void
+state_context_gone(void *arg)
+{
+	/* the state goes with its memory context: nothing to release */
+}
+
+static FractamIndexState *
+find_state(Relation index)
+{
+	MemoryContextCallback *cb;
+
+	for (cb = index->rd_indexcxt->reset_cbs; cb != NULL; cb = cb->next)
+		if (cb->func == state_context_gone)
+			return (FractamIndexState *) cb->arg;
+	return NULL;
+}
+
 FractamIndexState *
 fractam_index_state(Relation index)
 {
 	FractamIndexState *state;
 	int			i;
 
-	if (index->rd_amcache)
-		return (FractamIndexState *) index->rd_amcache;
+	Assert(index->rd_indexcxt != NULL);
+	state = find_state(index);
+	if (state)
+	{
+		/* a new relfilenode (REINDEX, TRUNCATE) has its own root */
+		if (unlikely(!RelFileNodeEquals(state->node, index->rd_node)))
+		{
+			memset(&state->rootcache, 0, sizeof(FtRootCache));
+			state->node = index->rd_node;
+		}
+		return state;
+	}
 
 	state = MemoryContextAllocZero(index->rd_indexcxt, sizeof(FractamIndexState));
+	state->node = index->rd_node;
 	state->tupdesc = RelationGetDescr(index);
 	state->nkeyatts = IndexRelationGetNumberOfKeyAttributes(index);
 	state->hashable = true;
@@ -136,7 +176,9 @@ fractam_index_state(Relation index)
 			state->hashable = state->hash_image[i];
 		}
 	}
-	index->rd_amcache = state;
+	state->context_cb.func = state_context_gone;
+	state->context_cb.arg = state;
+	MemoryContextRegisterResetCallback(index->rd_indexcxt, &state->context_cb);
 	return state;
 }
 

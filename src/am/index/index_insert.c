@@ -26,7 +26,7 @@
  * the entry is inserted by a plain ft_insert.
  *
  * Entries the check finds whose rows are dead to everyone are removed on
- * the way (prune_entries), so that a row updated over and over does not
+ * the way (fractam_prune_entries), so that a row updated over and over does not
  * leave a growing run of entries for every later update to check.
  *
  *-------------------------------------------------------------------------
@@ -36,7 +36,6 @@
 #include "access/relscan.h"
 #include "access/tableam.h"
 #include "access/xact.h"
-#include "am/fractam.h"
 #include "am/index/index_search.h"
 #include "common/hashfn.h"
 #include "miscadmin.h"
@@ -125,8 +124,7 @@ typedef enum UniqueResult
 /* One unique check: the new entry, and what was found */
 typedef struct UniqueCheck
 {
-	Relation	heap;
-	Relation	index;
+	FractamPruneTarget target;	/* first: the prune callback's argument */
 	IndexTuple	itup;			/* the entry being inserted */
 	IndexUniqueCheck checkUnique;
 	UniqueResult result;		/* the first entry that was not OK */
@@ -160,7 +158,7 @@ judge_entry(UniqueCheck *uc, IndexTuple other)
 		return UNIQUE_OK;		/* our own entry (UNIQUE_CHECK_EXISTING) */
 
 	InitDirtySnapshot(SnapshotDirty);
-	if (!table_index_fetch_tuple_check(uc->heap, &tid, &SnapshotDirty, &all_dead))
+	if (!table_index_fetch_tuple_check(uc->target.heap, &tid, &SnapshotDirty, &all_dead))
 	{
 		uc->last_dead = all_dead;
 		return UNIQUE_OK;
@@ -186,7 +184,7 @@ judge_entry(UniqueCheck *uc, IndexTuple other)
 	{
 		bool		dummy;
 
-		if (!table_index_fetch_tuple_check(uc->heap, &uc->itup->t_tid,
+		if (!table_index_fetch_tuple_check(uc->target.heap, &uc->itup->t_tid,
 										   SnapshotSelf, &dummy))
 			return UNIQUE_OK;
 	}
@@ -199,7 +197,7 @@ judge_entry(UniqueCheck *uc, IndexTuple other)
  * The tree's callback (FtUniqueCheckFn) while it holds the leaf.
  * UNIQUE_CHECK_PARTIAL inserts anyway and reports "maybe not unique" (the
  * executor rechecks).  An entry whose row is dead to everyone is offered
- * for removal (prune_entries).
+ * for removal (fractam_prune_entries).
  */
 static FtUniqueVerdict
 accept_entry(void *arg, const char *item, Size len)
@@ -212,48 +210,6 @@ accept_entry(void *arg, const char *item, Size len)
 		FT_UNIQUE_ACCEPT : FT_UNIQUE_REFUSE;
 }
 
-/*
- * The tree's FtUniquePruneFn: of the entries accept_entry found dead, the
- * table AM confirms which may go and the newest xid their removal hides
- * from hot-standby queries, as for nbtree's simple deletion
- * (table_index_delete_tuples; called under the index leaf's lock, as
- * nbtree does).  Without this, a unique index on a table without update
- * chains (a fractam table) gains one entry per UPDATE of a row, and every
- * later UPDATE of it checks them all until VACUUM.
- */
-static FullTransactionId
-prune_entries(void *arg, const char **items, const Size *lens, int n,
-			  bool *remove)
-{
-	UniqueCheck *uc = (UniqueCheck *) arg;
-	TM_IndexDeleteOp op;
-	TransactionId latest;
-	int			i;
-
-	op.irel = uc->index;
-	op.iblknum = InvalidBlockNumber;
-	op.bottomup = false;
-	op.bottomupfreespace = 0;
-	op.ndeltids = n;
-	op.deltids = palloc(n * sizeof(TM_IndexDelete));
-	op.status = palloc(n * sizeof(TM_IndexStatus));
-	for (i = 0; i < n; i++)
-	{
-		op.deltids[i].tid = ((IndexTuple) items[i])->t_tid;
-		op.deltids[i].id = i;
-		op.status[i].idxoffnum = InvalidOffsetNumber;
-		op.status[i].knowndeletable = false;
-		op.status[i].promising = false;
-		op.status[i].freespace = (int16) lens[i];
-	}
-	latest = table_index_delete_tuples(uc->heap, &op);
-	for (i = 0; i < n; i++)
-		remove[i] = op.status[i].knowndeletable;
-	pfree(op.deltids);
-	pfree(op.status);
-	return TransactionIdIsValid(latest) ? fractam_full_xid(latest) :
-		InvalidFullTransactionId;
-}
 
 /*
  * Search the tree for live entries with the new entry's key (leaves and
@@ -370,7 +326,7 @@ insert_entry(FtTree *tree, FractamIndexState *state, IndexTuple itup,
 		if (uc)
 			res = ft_insert_unique(tree, (char *) itup, IndexTupleSize(itup),
 								   fractam_compare_item_keys, accept_entry,
-								   prune_entries, uc);
+								   fractam_prune_entries, uc);
 		else
 			ft_insert(tree, (char *) itup, IndexTupleSize(itup));
 	}
@@ -419,8 +375,8 @@ fractam_insert(Relation index, Datum *values, bool *isnull,
 		LWLock	   *lock = unique_lock_for(index, state, itup);
 		UniqueCheck uc;
 
-		uc.heap = heapRel;
-		uc.index = index;
+		uc.target.heap = heapRel;
+		uc.target.index = index;
 		uc.itup = itup;
 		uc.checkUnique = checkUnique;
 		uc.result = UNIQUE_OK;
@@ -490,7 +446,7 @@ fractam_insert(Relation index, Datum *values, bool *isnull,
 		 */
 		if (uc.ndead > 0)
 			ft_prune_items(&tree, uc.dead, uc.deadlens, uc.ndead,
-						   prune_entries, &uc);
+						   fractam_prune_entries, &uc);
 		LWLockRelease(lock);
 		forget_dead(&uc);
 		break;

@@ -9,12 +9,20 @@
  * columns whose failure means no later entry in scan direction can match
  * ("required" key) ends the scan; every key is checked on every entry.
  *
+ * Entries whose rows the executor found dead to everyone (kill_prior_tuple)
+ * are collected and removed from their leaves when the scan ends or moves
+ * on (remove_killed), where nbtree would mark them LP_DEAD: fractam leaves
+ * have no hint bits, and a removal (confirmed by the table AM, with a
+ * standby conflict horizon) keeps queue-like loads, whose scans start among
+ * the deleted rows, from reading them again and again until VACUUM.
+ *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"
 
 #include "access/nbtree.h"
 #include "access/relscan.h"
+#include "access/xlog.h"
 #include "am/index/index_search.h"
 #include "miscadmin.h"
 #include "nodes/tidbitmap.h"
@@ -50,9 +58,19 @@ typedef struct FractamScanOpaqueData
 	bool		eof;
 	IndexTuple	last;			/* copy of the last entry returned */
 	MemoryContext cxt;
+
+	/* entries the executor found dead (kill_prior_tuple), to be removed */
+	MemoryContext killcxt;
+	char	  **killed;
+	int			nkilled;
 } FractamScanOpaqueData;
 
 typedef FractamScanOpaqueData *FractamScanOpaque;
+
+/* killed entries collected before they are removed */
+#define FRACTAM_MAX_KILLED	256
+
+static void remove_killed(IndexScanDesc scan);
 
 /*
  * Compare a search key to an entry (search key's point of view).
@@ -139,6 +157,11 @@ fractam_beginscan(Relation index, int nkeys, int norderbys)
 	fractam_search_tree(index, &so->tree, &so->ctx);
 	so->state = so->ctx.state;
 	so->fscan = ft_scan_begin(&so->tree);
+	so->killcxt = AllocSetContextCreate(CurrentMemoryContext,
+										"fractam scan killed entries",
+										ALLOCSET_SMALL_SIZES);
+	so->killed = NULL;
+	so->nkilled = 0;
 	so->keyinfo = palloc0(sizeof(KeyInfo) * Max(nkeys, 1));
 	so->cmpprocs = palloc0(sizeof(FmgrInfo) * Max(nkeys, 1));
 	scan->opaque = so;
@@ -285,6 +308,7 @@ fractam_rescan(IndexScanDesc scan, ScanKey keys, int nkeys,
 	if (keys && scan->numberOfKeys > 0)
 		memmove(scan->keyData, keys, scan->numberOfKeys * sizeof(ScanKeyData));
 
+	remove_killed(scan);
 	ft_scan_release(so->fscan);
 	so->started = false;
 	so->eof = false;
@@ -477,10 +501,80 @@ next_match(IndexScanDesc scan, ScanDirection dir)
 	}
 }
 
+static int
+compare_killed(const void *a, const void *b, void *arg)
+{
+	FtTree	   *tree = (FtTree *) arg;
+	IndexTuple	ia = *(IndexTuple const *) a;
+	IndexTuple	ib = *(IndexTuple const *) b;
+
+	return tree->cmp(tree->cmp_arg, (const char *) ia, IndexTupleSize(ia),
+					 (const char *) ib, IndexTupleSize(ib));
+}
+
+/*
+ * Remove the entries the executor reported dead (see the file header).  A
+ * standby cannot write, and a scan without its table (none of PostgreSQL's
+ * callers) cannot ask it.
+ */
+static void
+remove_killed(IndexScanDesc scan)
+{
+	FractamScanOpaque so = (FractamScanOpaque) scan->opaque;
+
+	if (so->nkilled > 0 && scan->heapRelation != NULL &&
+		!scan->xactStartedInRecovery && !RecoveryInProgress())
+	{
+		FractamPruneTarget target;
+		Size	   *lens = MemoryContextAlloc(so->killcxt,
+											  so->nkilled * sizeof(Size));
+		int			n = 0;
+		int			i;
+
+		/* ascending and distinct (a scan may turn around) */
+		qsort_arg(so->killed, so->nkilled, sizeof(char *), compare_killed,
+				  &so->tree);
+		for (i = 0; i < so->nkilled; i++)
+			if (n == 0 || compare_killed(&so->killed[n - 1], &so->killed[i],
+										 &so->tree) != 0)
+				so->killed[n++] = so->killed[i];
+		for (i = 0; i < n; i++)
+			lens[i] = IndexTupleSize((IndexTuple) so->killed[i]);
+		target.heap = scan->heapRelation;
+		target.index = scan->indexRelation;
+		ft_prune_items(&so->tree, so->killed, lens, n, fractam_prune_entries,
+					   &target);
+	}
+	MemoryContextReset(so->killcxt);
+	so->killed = NULL;
+	so->nkilled = 0;
+}
+
+/* the entry returned last is dead to everyone: remember it */
+static void
+remember_killed(FractamScanOpaque so)
+{
+	if (so->killed == NULL)
+		so->killed = MemoryContextAlloc(so->killcxt,
+										FRACTAM_MAX_KILLED * sizeof(char *));
+	so->killed[so->nkilled++] =
+		(char *) MemoryContextAlloc(so->killcxt, IndexTupleSize(so->last));
+	memcpy(so->killed[so->nkilled - 1], so->last, IndexTupleSize(so->last));
+}
+
 bool
 fractam_gettuple(IndexScanDesc scan, ScanDirection dir)
 {
-	IndexTuple	itup = next_match(scan, dir);
+	FractamScanOpaque so = (FractamScanOpaque) scan->opaque;
+	IndexTuple	itup;
+
+	if (scan->kill_prior_tuple && so->last)
+	{
+		remember_killed(so);
+		if (so->nkilled == FRACTAM_MAX_KILLED)
+			remove_killed(scan);
+	}
+	itup = next_match(scan, dir);
 
 	if (itup == NULL)
 		return false;
@@ -510,7 +604,10 @@ fractam_endscan(IndexScanDesc scan)
 {
 	FractamScanOpaque so = (FractamScanOpaque) scan->opaque;
 
+	/* last-returned entry's verdict arrives with no further call: none */
+	remove_killed(scan);
 	ft_scan_end(so->fscan);
+	MemoryContextDelete(so->killcxt);
 	MemoryContextDelete(so->cxt);
 	pfree(so->keyinfo);
 	pfree(so->cmpprocs);

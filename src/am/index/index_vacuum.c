@@ -1,12 +1,15 @@
 /*-------------------------------------------------------------------------
  *
  * index_vacuum.c
- *	  ambulkdelete / amvacuumcleanup.
+ *	  ambulkdelete / amvacuumcleanup, and the removal of entries found
+ *	  dead outside VACUUM (unique inserts, index scans).
  *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"
 
+#include "access/tableam.h"
+#include "am/fractam.h"
 #include "am/index/fractam_index.h"
 #include "commands/vacuum.h"
 #include "storage/indexfsm.h"
@@ -25,6 +28,50 @@ vacuum_item(const char *item, Size len, void *arg)
 	IndexTuple	itup = (IndexTuple) item;
 
 	return vs->callback(&itup->t_tid, vs->callback_state);
+}
+
+/*
+ * The tree's FtUniquePruneFn (arg: a FractamPruneTarget): of the entries
+ * found dead (by a unique insert's check, or an index scan's
+ * kill_prior_tuple), the table AM confirms which may go and the newest xid
+ * their removal hides from hot-standby queries, as for nbtree's simple
+ * deletion (table_index_delete_tuples; called under the index leaf's lock,
+ * as nbtree does).  Without this, a unique index on a table without update
+ * chains (a fractam table) gains one entry per UPDATE of a row, and every
+ * later UPDATE of it checks them all until VACUUM.
+ */
+FullTransactionId
+fractam_prune_entries(void *arg, const char **items, const Size *lens, int n,
+					  bool *remove)
+{
+	FractamPruneTarget *target = (FractamPruneTarget *) arg;
+	TM_IndexDeleteOp op;
+	TransactionId latest;
+	int			i;
+
+	op.irel = target->index;
+	op.iblknum = InvalidBlockNumber;
+	op.bottomup = false;
+	op.bottomupfreespace = 0;
+	op.ndeltids = n;
+	op.deltids = palloc(n * sizeof(TM_IndexDelete));
+	op.status = palloc(n * sizeof(TM_IndexStatus));
+	for (i = 0; i < n; i++)
+	{
+		op.deltids[i].tid = ((IndexTuple) items[i])->t_tid;
+		op.deltids[i].id = i;
+		op.status[i].idxoffnum = InvalidOffsetNumber;
+		op.status[i].knowndeletable = false;
+		op.status[i].promising = false;
+		op.status[i].freespace = (int16) lens[i];
+	}
+	latest = table_index_delete_tuples(target->heap, &op);
+	for (i = 0; i < n; i++)
+		remove[i] = op.status[i].knowndeletable;
+	pfree(op.deltids);
+	pfree(op.status);
+	return TransactionIdIsValid(latest) ? fractam_full_xid(latest) :
+		InvalidFullTransactionId;
 }
 
 IndexBulkDeleteResult *

@@ -114,7 +114,7 @@ typedef union FractamHeaderCopy
 	char		data[MAXALIGN(SizeofHeapTupleHeader)];
 } FractamHeaderCopy;
 
-/* Per-relation state of a backend, kept in rd_amcache */
+/* Per-relation state of a backend (table_storage.c: not in rd_amcache) */
 typedef struct FractamTableCache
 {
 	RelFileNode node;			/* the relation file it belongs to */
@@ -130,6 +130,7 @@ extern uint64 fractam_rowid_limit(Relation rel);
 extern FtRowId fractam_rowid_end(Relation rel);
 extern FtRowId fractam_rowid_first(Relation rel);
 extern void fractam_forget_cache(Relation rel);
+extern void fractam_table_cache_init(void);
 extern HeapTuple fractam_item_copy(Relation rel, const char *item, Size len);
 extern HeapTuple fractam_fetch_version(Relation rel, FtRowId rowid);
 extern HeapTuple fractam_fetch_version_near(Relation rel, FtRowId rowid,

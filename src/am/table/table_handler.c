@@ -28,6 +28,7 @@ fractam_table_init(void)
 							 &fractam_debug_first_rowid, 0, 0,
 							 (double) (FRACTAM_ROWID_LIMIT - 1),
 							 PGC_SUSET, GUC_NOT_IN_SAMPLE, NULL, NULL, NULL);
+	fractam_table_cache_init();
 }
 
 static Oid

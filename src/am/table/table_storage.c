@@ -10,6 +10,7 @@
 
 #include "access/heaptoast.h"
 #include "access/multixact.h"
+#include "access/xact.h"
 #include "access/xloginsert.h"
 #include "am/table/fractam_table.h"
 #include "catalog/storage.h"
@@ -21,6 +22,8 @@
 #include "utils/backend_status.h"
 #include "utils/builtins.h"
 #include "utils/guc.h"
+#include "utils/hsearch.h"
+#include "utils/inval.h"
 #include "utils/memutils.h"
 #include "utils/snapmgr.h"
 
@@ -35,31 +38,136 @@ rowid_compare(void *arg, const char *a, Size alen, const char *b, Size blen)
 	return memcmp(a, b, FRACTAM_ROWID_SIZE);
 }
 
+/*
+ * A backend's state of each table (FractamTableCache) lives in a hash table
+ * keyed by the table's OID, not in rd_amcache: the relcache frees
+ * rd_amcache on every invalidation of the table, also while it is open, and
+ * operations and scans (a cursor, across statements) point at the cache
+ * through their FtTree while they wait for other transactions, which
+ * accepts invalidations.  An invalidation only marks the entry; an entry
+ * marked and not used again is dropped at the end of the transaction, when
+ * no operation on the table is in flight (the table may have been dropped).
+ * A changed relfilenode resets the entry's contents.
+ */
+typedef struct TableCacheEntry
+{
+	Oid			relid;			/* hash key */
+	bool		invalidated;	/* since last used */
+	FractamTableCache cache;
+} TableCacheEntry;
+
+static HTAB *table_caches = NULL;
+static int	table_caches_invalidated = 0;
+
+static void
+mark_invalidated(TableCacheEntry *entry)
+{
+	if (!entry->invalidated)
+	{
+		entry->invalidated = true;
+		table_caches_invalidated++;
+	}
+}
+
+/* relcache invalidation callback (relid InvalidOid: all relations) */
+static void
+table_cache_invalidate(Datum arg, Oid relid)
+{
+	TableCacheEntry *entry;
+
+	if (table_caches == NULL)
+		return;
+	if (OidIsValid(relid))
+	{
+		entry = hash_search(table_caches, &relid, HASH_FIND, NULL);
+		if (entry)
+			mark_invalidated(entry);
+	}
+	else
+	{
+		HASH_SEQ_STATUS status;
+
+		hash_seq_init(&status, table_caches);
+		while ((entry = hash_seq_search(&status)) != NULL)
+			mark_invalidated(entry);
+	}
+}
+
+/* at the end of a transaction: drop the entries invalidated and unused */
+static void
+table_cache_xact_end(XactEvent event, void *arg)
+{
+	HASH_SEQ_STATUS status;
+	TableCacheEntry *entry;
+
+	if (table_caches == NULL || table_caches_invalidated == 0)
+		return;
+	switch (event)
+	{
+		case XACT_EVENT_COMMIT:
+		case XACT_EVENT_PARALLEL_COMMIT:
+		case XACT_EVENT_ABORT:
+		case XACT_EVENT_PARALLEL_ABORT:
+		case XACT_EVENT_PREPARE:
+			break;
+		default:
+			return;
+	}
+	hash_seq_init(&status, table_caches);
+	while ((entry = hash_seq_search(&status)) != NULL)
+		if (entry->invalidated)
+			hash_search(table_caches, &entry->relid, HASH_REMOVE, NULL);
+	table_caches_invalidated = 0;
+}
+
+void
+fractam_table_cache_init(void)
+{
+	CacheRegisterRelcacheCallback(table_cache_invalidate, (Datum) 0);
+	RegisterXactCallback(table_cache_xact_end, NULL);
+}
+
 static FractamTableCache *
 table_cache(Relation rel)
 {
-	FractamTableCache *cache = (FractamTableCache *) rel->rd_amcache;
+	Oid			relid = RelationGetRelid(rel);
+	TableCacheEntry *entry;
+	bool		found;
 
-	if (cache == NULL || !RelFileNodeEquals(cache->node, rel->rd_node))
+	if (table_caches == NULL)
 	{
-		if (cache == NULL)
-			cache = MemoryContextAllocZero(CacheMemoryContext,
-										   sizeof(FractamTableCache));
-		else
-			memset(cache, 0, sizeof(FractamTableCache));
-		cache->node = rel->rd_node;
-		rel->rd_amcache = cache;
+		HASHCTL		ctl;
+
+		ctl.keysize = sizeof(Oid);
+		ctl.entrysize = sizeof(TableCacheEntry);
+		ctl.hcxt = TopMemoryContext;
+		table_caches = hash_create("fractam table caches", 64, &ctl,
+								   HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
 	}
-	return cache;
+	entry = hash_search(table_caches, &relid, HASH_ENTER, &found);
+	if (!found || !RelFileNodeEquals(entry->cache.node, rel->rd_node))
+	{
+		memset(&entry->cache, 0, sizeof(FractamTableCache));
+		entry->cache.node = rel->rd_node;
+	}
+	if (!found)
+		entry->invalidated = false;
+	else if (entry->invalidated)
+	{
+		entry->invalidated = false;
+		table_caches_invalidated--;
+	}
+	return &entry->cache;
 }
 
 /* Forget this backend's state of the relation (its file was reset) */
 void
 fractam_forget_cache(Relation rel)
 {
-	if (rel->rd_amcache)
-		pfree(rel->rd_amcache);
-	rel->rd_amcache = NULL;
+	FractamTableCache *cache = table_cache(rel);
+
+	memset(cache, 0, sizeof(FractamTableCache));
+	cache->node = rel->rd_node;
 	ft_routecache_invalidate(RelationGetRelid(rel));
 	ft_oscache_invalidate(RelationGetRelid(rel));
 }
@@ -160,8 +268,6 @@ fractam_next_rowid(Relation rel)
 		fractam_table_tree(rel, &tree);
 		first = ft_meta_take_seq(&tree, rowid_grant, FRACTAM_ROWID_LIMIT,
 								 &count);
-		/* ft_meta_take_seq can process invalidations: look up again */
-		cache = table_cache(rel);
 		cache->next_rowid = first;
 		cache->end_rowid = first + count;
 		warn_rowids_running_out(rel, first + count);

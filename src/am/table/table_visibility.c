@@ -26,11 +26,72 @@
 #include "access/subtrans.h"
 #include "access/transam.h"
 #include "access/xact.h"
+#include "am/fractam.h"
 #include "am/table/fractam_table.h"
 #include "storage/predicate.h"
 #include "storage/procarray.h"
 #include "utils/combocid.h"
 #include "utils/snapmgr.h"
+
+/*
+ * A backend-local cache of transactions known to have committed.  Without
+ * hint bits every check of a version not yet settled asks the commit log
+ * (a shared buffer lookup under an LWLock), and scans of recently changed
+ * rows check the same few thousand xids again and again (a small table
+ * updated over and over holds a version per update until VACUUM).  Commit
+ * is final, so a cached commit stays true as long as its 32-bit xid names
+ * the same transaction.  Only xids from base on are cached, and base is
+ * checked as a full (epoch-qualified) xid whenever this backend's
+ * RecentXmin moves: once RecentXmin is more than COMMITTED_CACHE_SPAN past
+ * base, the cache starts again from it.  An xid could name another
+ * transaction only 2^32 xids after base, and no xid that far on exists
+ * while RecentXmin is within 2^31 - COMMITTED_CACHE_SPAN of base (xids
+ * never get 2^31 ahead of the oldest running xmin).  Direct mapped: an xid
+ * can only be in the slot of its low bits.
+ */
+#define COMMITTED_CACHE_SIZE 4096
+#define COMMITTED_CACHE_SPAN 100000000
+
+static TransactionId committed_cache[COMMITTED_CACHE_SIZE];
+static FullTransactionId committed_cache_base = {InvalidTransactionId};
+static TransactionId committed_cache_checked_xmin = InvalidTransactionId;
+
+static void
+committed_cache_check_base(void)
+{
+	FullTransactionId xmin = fractam_full_xid(RecentXmin);
+
+	if (!FullTransactionIdIsValid(committed_cache_base) ||
+		FullTransactionIdPrecedes(xmin, committed_cache_base) ||
+		U64FromFullTransactionId(xmin) -
+		U64FromFullTransactionId(committed_cache_base) > COMMITTED_CACHE_SPAN)
+	{
+		memset(committed_cache, 0, sizeof(committed_cache));
+		committed_cache_base = xmin;
+	}
+	committed_cache_checked_xmin = RecentXmin;
+}
+
+static bool
+xid_did_commit(TransactionId xid)
+{
+	TransactionId *slot;
+
+	if (!TransactionIdIsNormal(xid) || !TransactionIdIsNormal(RecentXmin))
+		return TransactionIdDidCommit(xid);
+	if (RecentXmin != committed_cache_checked_xmin)
+		committed_cache_check_base();
+	if (TransactionIdPrecedes(xid,
+							  XidFromFullTransactionId(committed_cache_base)))
+		return TransactionIdDidCommit(xid);
+	slot = &committed_cache[xid % COMMITTED_CACHE_SIZE];
+	if (*slot == xid)
+		return true;
+	if (!TransactionIdDidCommit(xid))
+		return false;
+	*slot = xid;
+	return true;
+}
 
 /* xmin committed or frozen: decided without a lookup */
 static inline bool
@@ -95,7 +156,7 @@ visible_mvcc(HeapTupleHeader tup, Snapshot snapshot)
 		}
 		if (XidInMVCCSnapshot(xmin, snapshot))
 			return false;
-		if (!TransactionIdDidCommit(xmin))
+		if (!xid_did_commit(xmin))
 			return false;		/* aborted or crashed */
 	}
 
@@ -107,7 +168,7 @@ visible_mvcc(HeapTupleHeader tup, Snapshot snapshot)
 		return HeapTupleHeaderGetCmax(tup) >= snapshot->curcid;
 	if (XidInMVCCSnapshot(xmax, snapshot))
 		return true;
-	return !TransactionIdDidCommit(xmax);
+	return !xid_did_commit(xmax);
 }
 
 /*
@@ -149,7 +210,7 @@ visible_self_or_dirty(HeapTupleHeader tup, Snapshot snapshot, bool dirty)
 			snapshot->xmin = xmin;
 			return true;
 		}
-		if (!TransactionIdDidCommit(xmin))
+		if (!xid_did_commit(xmin))
 			return false;
 	}
 
@@ -164,7 +225,7 @@ visible_self_or_dirty(HeapTupleHeader tup, Snapshot snapshot, bool dirty)
 			snapshot->xmax = xmax;
 		return true;
 	}
-	return !TransactionIdDidCommit(xmax);
+	return !xid_did_commit(xmax);
 }
 
 /* SnapshotToast: TOAST rows are never updated; only aborted inserts hide */
@@ -233,7 +294,7 @@ fractam_tuple_htsv(HeapTupleHeader tup, TransactionId *dead_after)
 		}
 		if (TransactionIdIsInProgress(xmin))
 			return HEAPTUPLE_INSERT_IN_PROGRESS;
-		if (!TransactionIdDidCommit(xmin))
+		if (!xid_did_commit(xmin))
 			return HEAPTUPLE_DEAD;	/* aborted or crashed */
 	}
 	if (xmax_unset(tup))
@@ -242,7 +303,7 @@ fractam_tuple_htsv(HeapTupleHeader tup, TransactionId *dead_after)
 	if (TransactionIdIsCurrentTransactionId(xmax) ||
 		TransactionIdIsInProgress(xmax))
 		return HEAPTUPLE_DELETE_IN_PROGRESS;
-	if (!TransactionIdDidCommit(xmax))
+	if (!xid_did_commit(xmax))
 		return HEAPTUPLE_LIVE;	/* deleter aborted */
 	*dead_after = xmax;
 	return HEAPTUPLE_RECENTLY_DEAD;
@@ -321,7 +382,7 @@ fractam_tuple_satisfies_update(HeapTupleHeader tup, ItemPointer self,
 		}
 		if (TransactionIdIsInProgress(xmin))
 			return TM_Invisible;
-		if (!TransactionIdDidCommit(xmin))
+		if (!xid_did_commit(xmin))
 			return TM_Invisible;
 	}
 	if ((tup->t_infomask & HEAP_XMAX_INVALID) != 0 ||
@@ -340,7 +401,7 @@ fractam_tuple_satisfies_update(HeapTupleHeader tup, ItemPointer self,
 				TM_SelfModified : TM_Invisible;
 		if (TransactionIdIsInProgress(upd))
 			return TM_BeingModified;
-		if (!TransactionIdDidCommit(upd))
+		if (!xid_did_commit(upd))
 			return MultiXactIdIsRunning(xmax, false) ? TM_BeingModified : TM_Ok;
 		return ItemPointerEquals(self, &tup->t_ctid) ? TM_Deleted : TM_Updated;
 	}
@@ -349,7 +410,7 @@ fractam_tuple_satisfies_update(HeapTupleHeader tup, ItemPointer self,
 			TM_SelfModified : TM_Invisible;
 	if (TransactionIdIsInProgress(xmax))
 		return TM_BeingModified;
-	if (!TransactionIdDidCommit(xmax))
+	if (!xid_did_commit(xmax))
 		return TM_Ok;			/* deleter aborted */
 	/* an update links to the next version (or to a moved partition) */
 	return ItemPointerEquals(self, &tup->t_ctid) ? TM_Deleted : TM_Updated;
