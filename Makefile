@@ -28,6 +28,7 @@ OBJS = \
 	src/am/table/table_xmax.o \
 	src/am/table/table_build.o \
 	src/am/table/table_vacuum.o \
+	src/am/table/table_freeze.o \
 	src/am/table/table_vm.o \
 	src/am/table/table_partition.o \
 	src/am/table/table_executor.o \

@@ -159,6 +159,9 @@ fractam_verify(PG_FUNCTION_ARGS)
 	/* with writers locked out, the visibility map must be exact */
 	if (lockmode == ShareLock && rel->rd_rel->relkind != RELKIND_INDEX)
 		fractam_vm_verify(rel);
+	/* no stored xid or MultiXact older than what pg_class promises */
+	if (rel->rd_rel->relkind != RELKIND_INDEX)
+		fractam_verify_frozen(rel);
 	close_fractam_relation(rel, lockmode);
 	PG_RETURN_VOID();
 }

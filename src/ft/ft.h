@@ -120,13 +120,30 @@ typedef struct FtStats
 	int64		moved_messages;
 } FtStats;
 
-/* Callback for ft_vacuum: return true to delete the item */
-typedef bool (*FtVacuumCallback) (const char *item, Size len, void *arg);
+/*
+ * Callback for ft_vacuum: return true to delete the item.  A leaf item that
+ * is kept may be changed in place without changing its length (a table
+ * freezing a row version's header): the callback then sets patch->len to
+ * the number of bytes from patch->start to overwrite with patch->bytes.
+ * patch is NULL where nothing may change (buffered messages).
+ */
+#define FT_VACUUM_MAX_PATCH 32
+
+typedef struct FtVacuumPatch
+{
+	uint16		start;
+	uint16		len;			/* 0: leave the item as it is */
+	char		bytes[FT_VACUUM_MAX_PATCH];
+} FtVacuumPatch;
+
+typedef bool (*FtVacuumCallback) (const char *item, Size len, void *arg,
+								  FtVacuumPatch *patch);
 
 typedef struct FtVacuumResult
 {
 	double		num_items;		/* items remaining (leaves + buffered) */
 	double		items_removed;
+	double		items_patched;	/* changed in place */
 	BlockNumber num_pages;
 	BlockNumber pages_deleted;	/* leaves unlinked by this pass */
 } FtVacuumResult;

@@ -172,6 +172,55 @@ ft_leaf_delta_valid(const char *delta, Size len)
 	return off == len;
 }
 
+/*
+ * Overwrite bytes of items in place, without changing their lengths (VACUUM
+ * freezing a table's row versions).  payload is a sequence of patches, each
+ * an OffsetNumber, a uint16 start, a uint16 length and that many bytes,
+ * unaligned.  Every patch is checked against the page before any is
+ * applied; false (nothing changed) if one does not fit, so that redo of a
+ * record in another layout stops instead of corrupting the page.
+ */
+bool
+ft_apply_patches(Page page, const char *payload, Size len)
+{
+	int			pass;
+
+	for (pass = 0; pass < 2; pass++)
+	{
+		Size		pos = 0;
+
+		while (pos < len)
+		{
+			uint16		hdr[3];
+			ItemId		iid;
+
+			if (pos + sizeof(hdr) > len)
+				return false;
+			memcpy(hdr, payload + pos, sizeof(hdr));
+			pos += sizeof(hdr);
+			if (pass == 0)
+			{
+				if (hdr[0] < FirstOffsetNumber ||
+					hdr[0] > PageGetMaxOffsetNumber(page) ||
+					pos + hdr[2] > len)
+					return false;
+				iid = PageGetItemId(page, hdr[0]);
+				if (!ItemIdHasStorage(iid) ||
+					(Size) hdr[1] + hdr[2] > ItemIdGetLength(iid))
+					return false;
+			}
+			else
+			{
+				iid = PageGetItemId(page, hdr[0]);
+				memcpy((char *) PageGetItem(page, iid) + hdr[1],
+					   payload + pos, hdr[2]);
+			}
+			pos += hdr[2];
+		}
+	}
+	return true;
+}
+
 /* Apply an FtLeafDelta (see ft_page.h) to a leaf */
 void
 ft_apply_leaf_delta(Page leaf, const char *delta)

@@ -231,6 +231,7 @@ typedef struct FtLeafDelta
 extern void ft_meta_set_seq(Page page, uint64 seq);
 extern bool ft_leaf_delta_valid(const char *delta, Size len);
 extern void ft_apply_leaf_delta(Page leaf, const char *delta);
+extern bool ft_apply_patches(Page page, const char *payload, Size len);
 extern void ft_page_init(Page page, uint16 flags, uint16 level);
 extern void ft_page_add_item(Page page, const char *item, Size len, OffsetNumber off);
 extern void ft_meta_init(Page page, BlockNumber root, uint32 root_level);

@@ -226,7 +226,47 @@ remember_empty(EmptyLeaves *e, BlockNumber blkno)
 	e->blocks[e->n++] = blkno;
 }
 
-/* clean one leaf, which the caller has cleanup-locked */
+/*
+ * Overwrite bytes of items in place (the same length: the page layout does
+ * not change), in one critical section with one WAL record.
+ */
+static void
+patch_items(FtTree *tree, Buffer buf, OffsetNumber *offs,
+			FtVacuumPatch *patches, int n)
+{
+	char	   *payload;
+	Size		len = 0;
+	int			i;
+
+	if (n == 0)
+		return;
+	/* in the form redo applies (ft_apply_patches) */
+	payload = palloc(n * (3 * sizeof(uint16) + FT_VACUUM_MAX_PATCH));
+	for (i = 0; i < n; i++)
+	{
+		uint16		hdr[3];
+
+		hdr[0] = offs[i];
+		hdr[1] = patches[i].start;
+		hdr[2] = patches[i].len;
+		memcpy(payload + len, hdr, sizeof(hdr));
+		len += sizeof(hdr);
+		memcpy(payload + len, patches[i].bytes, patches[i].len);
+		len += patches[i].len;
+	}
+	START_CRIT_SECTION();
+	if (!ft_apply_patches(BufferGetPage(buf), payload, len))
+		elog(PANIC, "fractam: patches do not fit their leaf");
+	MarkBufferDirty(buf);
+	ftxlog_patches(tree->rel, buf, payload, len, n);
+	END_CRIT_SECTION();
+	pfree(payload);
+}
+
+/*
+ * Clean one leaf, which the caller has cleanup-locked: items the callback
+ * changes are patched first, then those it removes go.
+ */
 static void
 vacuum_leaf(FtTree *tree, Buffer buf, FtVacuumCallback callback, void *arg,
 			FtVacuumResult *result)
@@ -237,19 +277,46 @@ vacuum_leaf(FtTree *tree, Buffer buf, FtVacuumCallback callback, void *arg,
 	OffsetNumber off;
 	OffsetNumber dead[MaxOffsetNumber];
 	int			ndead = 0;
+	OffsetNumber *patchoffs = NULL;
+	FtVacuumPatch *patches = NULL;
+	int			npatches = 0;
+	FtVacuumPatch patch;
 
 	for (off = FtFirstDataOffset(opaque); off <= maxoff; off++)
 	{
 		Size		len;
 		char	   *item = ft_page_item(page, off, &len);
 
-		if (callback(item, len, arg))
+		patch.len = 0;
+		if (callback(item, len, arg, &patch))
+		{
 			dead[ndead++] = off;
-		else
-			result->num_items += 1;
+			continue;
+		}
+		result->num_items += 1;
+		if (patch.len == 0)
+			continue;
+		if (patch.len > FT_VACUUM_MAX_PATCH ||
+			(Size) patch.start + patch.len > len)
+			elog(ERROR, "fractam: a patch of %u bytes at %u does not fit item %u of length %zu",
+				 patch.len, patch.start, off, len);
+		if (patches == NULL)
+		{
+			patchoffs = palloc(sizeof(OffsetNumber) * maxoff);
+			patches = palloc(sizeof(FtVacuumPatch) * maxoff);
+		}
+		patchoffs[npatches] = off;
+		patches[npatches++] = patch;
 	}
+	patch_items(tree, buf, patchoffs, patches, npatches);
+	result->items_patched += npatches;
 	ft_delete_offsets(tree, buf, dead, ndead);
 	result->items_removed += ndead;
+	if (patches)
+	{
+		pfree(patchoffs);
+		pfree(patches);
+	}
 }
 
 /* clean the messages of one buffer node, which the caller has cleanup-locked */
@@ -274,7 +341,8 @@ vacuum_messages(FtTree *tree, Buffer buf, FtVacuumCallback callback,
 		 * A buffered INSERT of a dead entry goes away.  DELETE messages
 		 * carry no TID that could be reused and are left to the flush.
 		 */
-		if (FtMsgType(hdr) == FT_MSG_INSERT && callback(key, keylen, arg))
+		if (FtMsgType(hdr) == FT_MSG_INSERT &&
+			callback(key, keylen, arg, NULL))
 			dead[ndead++] = off;
 		else if (FtMsgType(hdr) == FT_MSG_INSERT)
 			result->num_items += 1;

@@ -106,6 +106,14 @@ ft_desc(StringInfo buf, XLogReaderState *record)
 								 xlrec.start + xlrec.len);
 				break;
 			}
+		case XLOG_FT_PATCHES:
+			{
+				uint16		npatches;
+
+				memcpy(&npatches, rec, sizeof(npatches));
+				appendStringInfo(buf, "npatches %u", npatches);
+				break;
+			}
 		case XLOG_FT_META_SEQ:
 			{
 				uint64		seq;
@@ -168,6 +176,8 @@ ft_identify(uint8 info)
 			return "MOVE";
 		case XLOG_FT_PATCH:
 			return "PATCH";
+		case XLOG_FT_PATCHES:
+			return "PATCHES";
 		case XLOG_FT_META_SEQ:
 			return "META_SEQ";
 		case XLOG_FT_VM_SET:

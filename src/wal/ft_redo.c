@@ -352,6 +352,28 @@ ft_redo_vm(XLogReaderState *record, bool set)
 		UnlockReleaseBuffer(buf);
 }
 
+static void
+ft_redo_patches(XLogReaderState *record)
+{
+	Buffer		buf;
+
+	if (XLogRecGetDataLen(record) != sizeof(uint16))
+		wal_format_mismatch("PATCHES");
+	if (XLogReadBufferForRedo(record, 0, &buf) == BLK_NEEDS_REDO)
+	{
+		Page		page = BufferGetPage(buf);
+		Size		len;
+		char	   *payload = XLogRecGetBlockData(record, 0, &len);
+
+		if (!ft_apply_patches(page, payload, len))
+			wal_format_mismatch("PATCHES");
+		PageSetLSN(page, record->EndRecPtr);
+		MarkBufferDirty(buf);
+	}
+	if (BufferIsValid(buf))
+		UnlockReleaseBuffer(buf);
+}
+
 void
 ft_redo(XLogReaderState *record)
 {
@@ -383,6 +405,9 @@ ft_redo(XLogReaderState *record)
 			break;
 		case XLOG_FT_PATCH:
 			ft_redo_patch(record);
+			break;
+		case XLOG_FT_PATCHES:
+			ft_redo_patches(record);
 			break;
 		case XLOG_FT_META_SEQ:
 			ft_redo_meta_seq(record);

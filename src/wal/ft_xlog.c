@@ -222,6 +222,22 @@ ftxlog_patch(Relation rel, Buffer buf, OffsetNumber off, uint16 start,
 }
 
 void
+ftxlog_patches(Relation rel, Buffer buf, const char *payload, Size len,
+			   uint16 npatches)
+{
+	XLogRecPtr	recptr;
+
+	if (!RelationNeedsWAL(rel))
+		return;
+	XLogBeginInsert();
+	XLogRegisterData((char *) &npatches, sizeof(npatches));
+	XLogRegisterBuffer(0, buf, REGBUF_STANDARD);
+	XLogRegisterBufData(0, (char *) payload, len);
+	recptr = XLogInsert(RM_FRACTAM_ID, XLOG_FT_PATCHES);
+	PageSetLSN(BufferGetPage(buf), recptr);
+}
+
+void
 ftxlog_meta_seq(Relation rel, Buffer metabuf, uint64 seq)
 {
 	XLogRecPtr	recptr;

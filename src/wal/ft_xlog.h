@@ -42,6 +42,7 @@
 #define XLOG_FT_VM_SET		0x90	/* a table's visibility-map bits set */
 #define XLOG_FT_VM_CLEAR	0xA0	/* ... cleared */
 #define XLOG_FT_APPEND		0xB0	/* add items at the end of one leaf */
+#define XLOG_FT_PATCHES		0xC0	/* overwrite bytes of items of one leaf */
 
 /*
  * XLOG_FT_INSERT: block 0 = page, block data = the item, main data = its
@@ -134,6 +135,13 @@ typedef struct xl_ft_patch
 	uint16		len;
 } xl_ft_patch;
 
+/*
+ * XLOG_FT_PATCHES: block 0 = leaf, block data = the patches in the form
+ * ft_apply_patches takes (offset, start, length, bytes each), main data =
+ * their number (a uint16).  VACUUM freezing a table's versions: one record
+ * per leaf.
+ */
+
 /* XLOG_FT_META_SEQ: block 0 = metapage, main data = the new value (uint64) */
 
 /*
@@ -188,6 +196,8 @@ extern void ftxlog_reuse(Relation rel, BlockNumber blkno,
 						 FullTransactionId safexid);
 extern void ftxlog_patch(Relation rel, Buffer buf, OffsetNumber off,
 						 uint16 start, const char *bytes, uint16 len);
+extern void ftxlog_patches(Relation rel, Buffer buf, const char *payload,
+						   Size len, uint16 npatches);
 extern void ftxlog_meta_seq(Relation rel, Buffer metabuf, uint64 seq);
 extern void ftxlog_vm(Relation rel, Buffer vmbuf, uint8 info,
 					  BlockNumber heapblk, TransactionId cutoff_xid,

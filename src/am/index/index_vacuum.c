@@ -22,7 +22,7 @@ typedef struct VacuumCallbackState
 } VacuumCallbackState;
 
 static bool
-vacuum_item(const char *item, Size len, void *arg)
+vacuum_item(const char *item, Size len, void *arg, FtVacuumPatch *patch)
 {
 	VacuumCallbackState *vs = (VacuumCallbackState *) arg;
 	IndexTuple	itup = (IndexTuple) item;

@@ -323,6 +323,19 @@ extern void fractam_relation_copy_for_cluster(Relation OldTable,
 											  double *tups_recently_dead);
 
 /* table_vacuum.c */
+/* table_freeze.c */
+typedef struct FractamFreezeLimits
+{
+	TransactionId freeze_limit; /* xids before it are frozen or cleared */
+} FractamFreezeLimits;
+
+extern bool fractam_freeze_header(const FractamFreezeLimits *lim,
+								  HeapTupleHeader hdr, HeapTupleHeader frz);
+extern void fractam_note_oldest(HeapTupleHeader hdr, TransactionId *minxid,
+								MultiXactId *minmulti);
+extern void fractam_verify_frozen(Relation rel);
+
+/* table_vacuum.c */
 extern void fractam_relation_vacuum(Relation rel, struct VacuumParams *params,
 									BufferAccessStrategy bstrategy);
 

@@ -305,43 +305,15 @@ version_survives(HeapTupleHeader hdr, TransactionId OldestXmin,
 	}
 }
 
-static void
-note_oldest(HeapTupleHeader hdr, TransactionId *minxid, MultiXactId *minmulti)
-{
-	TransactionId xmin = HeapTupleHeaderGetRawXmin(hdr);
-	TransactionId xmax = HeapTupleHeaderGetRawXmax(hdr);
-
-	if (!HeapTupleHeaderXminFrozen(hdr) && TransactionIdIsNormal(xmin) &&
-		TransactionIdPrecedes(xmin, *minxid))
-		*minxid = xmin;
-	if (!(hdr->t_infomask & HEAP_XMAX_INVALID) && TransactionIdIsValid(xmax))
-	{
-		if (hdr->t_infomask & HEAP_XMAX_IS_MULTI)
-		{
-			if (MultiXactIdPrecedes(xmax, *minmulti))
-				*minmulti = xmax;
-			if (!HEAP_XMAX_IS_LOCKED_ONLY(hdr->t_infomask))
-			{
-				TransactionId upd = HeapTupleGetUpdateXid(hdr);
-
-				if (TransactionIdIsNormal(upd) && TransactionIdPrecedes(upd, *minxid))
-					*minxid = upd;
-			}
-		}
-		else if (TransactionIdIsNormal(xmax) &&
-				 TransactionIdPrecedes(xmax, *minxid))
-			*minxid = xmax;
-	}
-}
-
 /*
  * Copy every version some snapshot may still see into NewTable, in row-id
  * order (VACUUM FULL) or the index's order (CLUSTER), numbering them from
- * row id 0.  Versions keep their headers (nothing is frozen yet); links to
- * the next version of an updated row are renumbered, or point to the
- * version itself when that next version is gone.  A first pass numbers the
- * survivors, the second writes them.  relfrozenxid and relminmxid of the
- * new file are the oldest values it stores (or the cutoffs, if older).
+ * row id 0.  Versions are frozen on the way as VACUUM freezes them
+ * (table_freeze.c, with the caller's freeze limit and MultiXact cutoff);
+ * links to the next version of an updated row are renumbered, or point to
+ * the version itself when that next version is gone.  A first pass numbers
+ * the survivors, the second writes them.  relfrozenxid and relminmxid of
+ * the new file are the oldest values it stores (or the cutoffs, if older).
  */
 void
 fractam_relation_copy_for_cluster(Relation OldTable, Relation NewTable,
@@ -359,9 +331,11 @@ fractam_relation_copy_for_cluster(Relation OldTable, Relation NewTable,
 	HeapTuple	tup;
 	TransactionId minxid = *xid_cutoff;
 	MultiXactId minmulti = *multi_cutoff;
+	FractamFreezeLimits limits;
 	double		dummy = 0;
 	bool		sorted = true;
 
+	limits.freeze_limit = *xid_cutoff;
 	memset(&src, 0, sizeof(src));
 	src.rel = OldTable;
 	src.slot = table_slot_create(OldTable, NULL);
@@ -405,6 +379,7 @@ fractam_relation_copy_for_cluster(Relation OldTable, Relation NewTable,
 		FtRowId		newid;
 		HeapTuple	copy;
 		HeapTuple	stored;
+		FractamHeaderCopy frz;
 
 		if (!version_survives(hdr, OldestXmin, &dummy, &dummy, &dummy))
 			continue;
@@ -432,7 +407,9 @@ fractam_relation_copy_for_cluster(Relation OldTable, Relation NewTable,
 		else if (!HeapTupleHeaderIndicatesMovedPartitions(hdr) &&
 				 !HeapTupleHeaderIsSpeculative(hdr))
 			copy->t_data->t_ctid = copy->t_self;
-		note_oldest(copy->t_data, &minxid, &minmulti);
+		if (fractam_freeze_header(&limits, copy->t_data, &frz.hdr))
+			memcpy(copy->t_data, &frz.hdr, SizeofHeapTupleHeader);
+		fractam_note_oldest(copy->t_data, &minxid, &minmulti);
 
 		/* TOAST values move to the new table's TOAST relation */
 		stored = copy;

@@ -15,10 +15,14 @@
  * stops collecting, the indexes and the table are cleaned, and another
  * pass follows.
  *
- * relfrozenxid and relminmxid are advanced to the oldest transaction and
- * MultiXact still stored in the table (never further): the pass reads
- * every version anyway.  Versions are not frozen yet, so a table whose
- * rows are never changed keeps its oldest xmin (README, limitations).
+ * The same pass freezes what is old enough (table_freeze.c), in place in
+ * the leaf under the same cleanup lock (one XLOG_FT_PATCHES record per
+ * leaf).  relfrozenxid and relminmxid then advance to the oldest
+ * transaction and MultiXact still stored in the table after freezing
+ * (never further): the pass reads every version anyway.  Unlike heap's,
+ * a MultiXact some of whose members still run is not rebuilt: it stays,
+ * and it and all its members hold relminmxid and relfrozenxid back until
+ * a VACUUM after they end.
  *
  * Before a pass removes anything, a hot standby is told the horizon of
  * what may be removed (OldestXmin - 1 bounds the xmax of every removed
@@ -40,11 +44,14 @@
 #include "pgstat.h"
 #include "storage/bufmgr.h"
 #include "storage/lmgr.h"
+#include "storage/procarray.h"
 #include "utils/memutils.h"
 
 typedef struct VacuumPassState
 {
 	TransactionId oldest_xmin;
+	FractamFreezeLimits limits; /* what is old enough to freeze */
+	double		frozen;			/* versions changed by freezing */
 	VacDeadItems *dead;			/* TIDs removed in this pass */
 	bool		overflowed;		/* dead versions left for the next pass */
 	double		live;
@@ -54,23 +61,38 @@ typedef struct VacuumPassState
 	MultiXactId min_multi;		/* oldest MultiXact still stored */
 } VacuumPassState;
 
+/* The bytes of a version's header that freezing changed, as a patch */
 static void
-note_stored_xid(VacuumPassState *st, TransactionId xid)
+freeze_patch(HeapTupleHeader hdr, HeapTupleHeader frz, FtVacuumPatch *patch)
 {
-	if (TransactionIdIsNormal(xid) &&
-		(!TransactionIdIsValid(st->min_xid) ||
-		 TransactionIdPrecedes(xid, st->min_xid)))
-		st->min_xid = xid;
+	const char *a = (const char *) hdr;
+	const char *b = (const char *) frz;
+	int			first = 0;
+	int			last = SizeofHeapTupleHeader - 1;
+
+	while (first < last && a[first] == b[first])
+		first++;
+	while (last > first && a[last] == b[last])
+		last--;
+	StaticAssertStmt(SizeofHeapTupleHeader <= FT_VACUUM_MAX_PATCH,
+					 "a version's header must fit a patch");
+	patch->start = FRACTAM_ROWID_SIZE + first;
+	patch->len = last - first + 1;
+	memcpy(patch->bytes, b + first, patch->len);
 }
 
-/* ft_vacuum's callback: is this version to be removed? */
+/*
+ * ft_vacuum's callback of the first pass: is this version to be removed?
+ * A version that stays may be frozen (patch).
+ */
 static bool
-vacuum_version(const char *item, Size len, void *arg)
+vacuum_version(const char *item, Size len, void *arg, FtVacuumPatch *patch)
 {
 	VacuumPassState *st = (VacuumPassState *) arg;
 	HeapTupleHeader hdr = fractam_item_tuple(item);
 	TransactionId dead_after;
 	HTSV_Result res = fractam_tuple_htsv(hdr, &dead_after);
+	FractamHeaderCopy frz;
 
 	if (res == HEAPTUPLE_RECENTLY_DEAD &&
 		TransactionIdPrecedes(dead_after, st->oldest_xmin))
@@ -92,26 +114,16 @@ vacuum_version(const char *item, Size len, void *arg)
 	else
 		st->live += 1;
 
-	/* what stays: its xids bound relfrozenxid, its multi relminmxid */
-	if (!HeapTupleHeaderXminFrozen(hdr))
-		note_stored_xid(st, HeapTupleHeaderGetRawXmin(hdr));
-	if (!(hdr->t_infomask & HEAP_XMAX_INVALID) &&
-		TransactionIdIsValid(HeapTupleHeaderGetRawXmax(hdr)))
+	if (patch && res != HEAPTUPLE_DEAD &&
+		fractam_freeze_header(&st->limits, hdr, &frz.hdr))
 	{
-		if (hdr->t_infomask & HEAP_XMAX_IS_MULTI)
-		{
-			MultiXactId multi = HeapTupleHeaderGetRawXmax(hdr);
-
-			if (!MultiXactIdIsValid(st->min_multi) ||
-				MultiXactIdPrecedes(multi, st->min_multi))
-				st->min_multi = multi;
-			/* an updater inside it is an xid the table still stores */
-			if (!HEAP_XMAX_IS_LOCKED_ONLY(hdr->t_infomask))
-				note_stored_xid(st, HeapTupleGetUpdateXid(hdr));
-		}
-		else
-			note_stored_xid(st, HeapTupleHeaderGetRawXmax(hdr));
+		freeze_patch(hdr, &frz.hdr, patch);
+		st->frozen += 1;
+		hdr = &frz.hdr;
 	}
+
+	/* what stays: its xids bound relfrozenxid, its multi relminmxid */
+	fractam_note_oldest(hdr, &st->min_xid, &st->min_multi);
 	return false;
 }
 
@@ -133,7 +145,7 @@ tid_removed(ItemPointer itemptr, void *state)
 
 /* ft_vacuum's callback of the second pass: remove the collected versions */
 static bool
-remove_collected(const char *item, Size len, void *arg)
+remove_collected(const char *item, Size len, void *arg, FtVacuumPatch *patch)
 {
 	ItemPointerData tid;
 
@@ -202,6 +214,7 @@ fractam_relation_vacuum(Relation rel, struct VacuumParams *params,
 
 	memset(&st, 0, sizeof(st));
 	st.oldest_xmin = oldest_xmin;
+	st.limits.freeze_limit = freeze_limit;
 	st.dead = palloc(vac_max_items_to_alloc_size(max_items));
 	st.dead->max_items = max_items;
 
@@ -211,8 +224,9 @@ fractam_relation_vacuum(Relation rel, struct VacuumParams *params,
 		st.dead->num_items = 0;
 		st.overflowed = false;
 		st.live = st.removed = st.recently_dead = 0;
-		st.min_xid = InvalidTransactionId;
-		st.min_multi = InvalidMultiXactId;
+		/* nothing a later transaction stores is older than the cutoffs */
+		st.min_xid = oldest_xmin;
+		st.min_multi = oldest_mxact;
 
 		pgstat_progress_update_param(PROGRESS_VACUUM_PHASE,
 									 PROGRESS_VACUUM_PHASE_SCAN_HEAP);
@@ -289,12 +303,6 @@ fractam_relation_vacuum(Relation rel, struct VacuumParams *params,
 	 * always followed by another): nothing older than its minima remains,
 	 * and nothing a later transaction stores can be older than the cutoffs.
 	 */
-	if (!TransactionIdIsValid(st.min_xid) ||
-		TransactionIdPrecedes(oldest_xmin, st.min_xid))
-		st.min_xid = oldest_xmin;
-	if (!MultiXactIdIsValid(st.min_multi) ||
-		MultiXactIdPrecedes(oldest_mxact, st.min_multi))
-		st.min_multi = oldest_mxact;
 	nblocks = RelationGetNumberOfBlocks(rel);
 	vac_update_relstats(rel, nblocks, st.live + st.recently_dead,
 						Min(all_visible, nblocks), nindexes > 0,
@@ -308,8 +316,8 @@ fractam_relation_vacuum(Relation rel, struct VacuumParams *params,
 			(errmsg("table \"%s\": removed %.0f dead row versions in %d passes, %.0f live and %.0f recently dead remain",
 					RelationGetRelationName(rel), total_removed, passes,
 					st.live, st.recently_dead),
-			 errdetail("%u pages, %u pages freed by this VACUUM.",
-					   fres.num_pages, fres.pages_deleted)));
+			 errdetail("%u pages, %u pages freed by this VACUUM; %.0f row versions frozen.",
+					   fres.num_pages, fres.pages_deleted, st.frozen)));
 
 	vac_close_indexes(nindexes, indrels, NoLock);
 	pfree(istats);
