@@ -139,6 +139,14 @@ typedef struct FtVacuumPatch
 typedef bool (*FtVacuumCallback) (const char *item, Size len, void *arg,
 								  FtVacuumPatch *patch);
 
+/*
+ * Optional callback for ft_vacuum: may the leaves holding the keys in
+ * [lo, hi) be skipped, as holding nothing for callback to do?  lo NULL:
+ * from the start of the tree; hi NULL: to its end.
+ */
+typedef bool (*FtVacuumSkipFn) (const char *lo, Size lolen, const char *hi,
+								Size hilen, void *arg);
+
 typedef struct FtVacuumResult
 {
 	double		num_items;		/* items remaining (leaves + buffered) */
@@ -146,6 +154,7 @@ typedef struct FtVacuumResult
 	double		items_patched;	/* changed in place */
 	BlockNumber num_pages;
 	BlockNumber pages_deleted;	/* leaves unlinked by this pass */
+	BlockNumber leaves_skipped; /* ranges the skip callback let go */
 } FtVacuumResult;
 
 /* ft_init.c: at library load (_PG_init) */
@@ -269,7 +278,8 @@ extern void ft_build_add(FtBuildState state, const char *item, Size len);
 extern void ft_build_finish(FtBuildState state);
 
 /* ft_vacuum.c */
-extern void ft_vacuum(FtTree *tree, FtVacuumCallback callback, void *arg,
+extern void ft_vacuum(FtTree *tree, FtVacuumCallback callback,
+					  FtVacuumSkipFn skip, void *arg,
 					  FtVacuumResult *result);
 extern void ft_log_removal_horizon(FtTree *tree, FullTransactionId horizon);
 extern void ft_prune_items(FtTree *tree, char **items, Size *lens, int n,

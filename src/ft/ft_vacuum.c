@@ -352,22 +352,133 @@ vacuum_messages(FtTree *tree, Buffer buf, FtVacuumCallback callback,
 }
 
 /*
+ * The children of a level-1 node and their key ranges, for the skip
+ * callback: child i holds [lo[i], lo[i + 1]), the last one [lo[n - 1],
+ * hi); a NULL bound is open.
+ */
+typedef struct SkipPlan
+{
+	FtVacuumSkipFn skip;
+	int			n;
+	BlockNumber *child;
+	char	  **lo;
+	Size	   *lolen;
+	const char *hi;
+	Size		hilen;
+} SkipPlan;
+
+/*
+ * Fill plan from level-1 node page (locked), whose own range starts at low
+ * (NULL: the start of the tree) and ends at its high key hikey.
+ */
+static void
+make_skip_plan(SkipPlan *plan, Page page, const char *low, Size lowlen,
+			   const char *hikey, Size hlen)
+{
+	FtPageOpaque opaque = FtPageGetOpaque(page);
+	int			i;
+
+	plan->n = opaque->ft_nchildren;
+	plan->child = palloc(sizeof(BlockNumber) * plan->n);
+	plan->lo = palloc(sizeof(char *) * plan->n);
+	plan->lolen = palloc(sizeof(Size) * plan->n);
+	for (i = 0; i < plan->n; i++)
+	{
+		char	   *key;
+		Size		keylen;
+		FtPivotHeader *piv = ft_pivot(page, FtFirstDataOffset(opaque) + i,
+									  &key, &keylen);
+
+		plan->child[i] = piv->child;
+		if (i == 0)
+		{
+			/* the first pivot's key is empty: the node's own lower bound */
+			key = (char *) low;
+			keylen = lowlen;
+		}
+		plan->lo[i] = key ? palloc(keylen) : NULL;
+		if (key)
+			memcpy(plan->lo[i], key, keylen);
+		plan->lolen[i] = keylen;
+	}
+	plan->hi = hikey;
+	plan->hilen = hlen;
+}
+
+static void
+free_skip_plan(SkipPlan *plan)
+{
+	int			i;
+
+	for (i = 0; i < plan->n; i++)
+		if (plan->lo[i])
+			pfree(plan->lo[i]);
+	pfree(plan->child);
+	pfree(plan->lo);
+	pfree(plan->lolen);
+}
+
+/*
+ * If blkno is a child of the plan whose range the skip callback lets go,
+ * the block to go on with: the next child (leaves split off the skipped
+ * one lie before it, in the skipped range), or InvalidBlockNumber after
+ * the last child.  Otherwise blkno itself.
+ */
+static BlockNumber
+skip_children(SkipPlan *plan, BlockNumber blkno, void *arg,
+			  FtVacuumResult *result, VisitMap *visited)
+{
+	int			i;
+
+	for (i = 0; i < plan->n; i++)
+		if (plan->child[i] == blkno)
+			break;
+	if (i == plan->n)
+		return blkno;			/* split off after the plan was made */
+	while (i < plan->n)
+	{
+		const char *hi = i + 1 < plan->n ? plan->lo[i + 1] : plan->hi;
+		Size		hilen = i + 1 < plan->n ? plan->lolen[i + 1] : plan->hilen;
+
+		if (!plan->skip(plan->lo[i], plan->lolen[i], hi, hilen, arg))
+			return plan->child[i];
+		/* a live leaf: the walk counts it as reached */
+		mark_visited(visited, plan->child[i]);
+		result->leaves_skipped++;
+		i++;
+	}
+	return InvalidBlockNumber;
+}
+
+/*
  * Clean the leaves from blkno rightwards up to the one whose high key is
  * bound (NULL: to the end).  Returns the block after the last one cleaned.
+ * With a plan, children whose ranges may be skipped are not read; if that
+ * ends the run, InvalidBlockNumber is returned (the next level-1 node's
+ * first child goes on).
  */
 static BlockNumber
 vacuum_leaf_run(FtTree *tree, BlockNumber blkno, const char *bound,
 				Size boundlen, FtVacuumCallback callback, void *arg,
 				FtVacuumResult *result, EmptyLeaves *empties,
-				VisitMap *visited)
+				VisitMap *visited, SkipPlan *plan)
 {
 	while (blkno != InvalidBlockNumber)
 	{
-		Buffer		buf = cleanup_lock(tree, blkno, FT_PAGE_LEAF, visited);
-		Page		page = BufferGetPage(buf);
-		FtPageOpaque opaque = FtPageGetOpaque(page);
+		Buffer		buf;
+		Page		page;
+		FtPageOpaque opaque;
 		bool		last;
 
+		if (plan)
+		{
+			blkno = skip_children(plan, blkno, arg, result, visited);
+			if (blkno == InvalidBlockNumber)
+				break;
+		}
+		buf = cleanup_lock(tree, blkno, FT_PAGE_LEAF, visited);
+		page = BufferGetPage(buf);
+		opaque = FtPageGetOpaque(page);
 		if (!FtPageIsDeleted(opaque))
 		{
 			vacuum_leaf(tree, buf, callback, arg, result);
@@ -517,12 +628,15 @@ copy_hikey(Page page, Size *len)
 /*
  * Clean the level-1 buffer nodes from *bblk rightwards, each followed by
  * the leaves of its range, up to the one whose high key is bound (NULL:
- * to the end).  Advances *bblk and *leafblk past what was cleaned.
+ * to the end).  Advances *bblk and *leafblk past what was cleaned.  *low
+ * is the first node's lower bound (NULL: the start of the tree), for the
+ * skip callback; it is advanced too (a palloc'd copy, or NULL).
  */
 static void
 vacuum_lower_run(FtTree *tree, BlockNumber *bblk, BlockNumber *leafblk,
+				 char **low, Size *lowlen,
 				 const char *bound, Size boundlen,
-				 FtVacuumCallback callback, void *arg,
+				 FtVacuumCallback callback, FtVacuumSkipFn skip, void *arg,
 				 FtVacuumResult *result, EmptyLeaves *empties,
 				 VisitMap *visited)
 {
@@ -535,20 +649,39 @@ vacuum_lower_run(FtTree *tree, BlockNumber *bblk, BlockNumber *leafblk,
 		char	   *hikey;
 		Size		hlen;
 		bool		last;
+		SkipPlan	plan;
 
 		vacuum_messages(tree, bbuf, callback, arg, result);
 		hikey = copy_hikey(bpage, &hlen);
 		last = reaches_bound(tree, hikey, hlen, bound, boundlen);
 		*bblk = bopaque->ft_right;
+		/*
+		 * The previous node's last leaves were skipped: go on at this one's
+		 * first (the leaf after them in the chain: leaves split only under
+		 * their own node, and a first child is never unlinked).
+		 */
+		if (*leafblk == InvalidBlockNumber)
+			*leafblk = ft_child_block(bpage, 0);
+		if (skip)
+		{
+			plan.skip = skip;
+			make_skip_plan(&plan, bpage, *low, *lowlen, hikey, hlen);
+		}
 		UnlockReleaseBuffer(bbuf);
 
 		empties->n = 0;
 		*leafblk = vacuum_leaf_run(tree, *leafblk, hikey, hlen,
-								   callback, arg, result, empties, visited);
+								   callback, arg, result, empties, visited,
+								   skip ? &plan : NULL);
+		if (skip)
+			free_skip_plan(&plan);
 		if (empties->n > 0)
 			unlink_empty_leaves(tree, thisblk, empties, result);
-		if (hikey)
-			pfree(hikey);
+		/* this node's high key is the next one's lower bound */
+		if (*low)
+			pfree(*low);
+		*low = hikey;
+		*lowlen = hlen;
 		if (last)
 			break;
 	}
@@ -566,10 +699,15 @@ vacuum_lower_run(FtTree *tree, BlockNumber *bblk, BlockNumber *leafblk,
  * clean) or later ones, and entries inserted during VACUUM never carry a
  * TID VACUUM is removing (the table keeps those TIDs reserved until index
  * cleanup is done).
+ *
+ * With a skip callback, the leaves under a level-1 node whose key ranges
+ * (from the node's pivots) it lets go are not read at all, nor the leaves
+ * split off them meanwhile (they lie in the same range, before the next
+ * child).  A tree whose root is a leaf is always read.
  */
 void
-ft_vacuum(FtTree *tree, FtVacuumCallback callback, void *arg,
-		  FtVacuumResult *result)
+ft_vacuum(FtTree *tree, FtVacuumCallback callback, FtVacuumSkipFn skip,
+		  void *arg, FtVacuumResult *result)
 {
 	FtDescent	d;
 	BlockNumber topblk = InvalidBlockNumber;
@@ -577,6 +715,8 @@ ft_vacuum(FtTree *tree, FtVacuumCallback callback, void *arg,
 	BlockNumber leafblk;
 	EmptyLeaves empties = {0};
 	VisitMap	visited;
+	char	   *low = NULL;		/* lower bound of the next level-1 node */
+	Size		lowlen = 0;
 
 	memset(result, 0, sizeof(FtVacuumResult));
 	visited.nblocks = ft_nblocks(tree);
@@ -589,7 +729,7 @@ ft_vacuum(FtTree *tree, FtVacuumCallback callback, void *arg,
 		leafblk = BufferGetBlockNumber(d.buf);
 		UnlockReleaseBuffer(d.buf);
 		vacuum_leaf_run(tree, leafblk, NULL, 0, callback, arg, result, NULL,
-						&visited);
+						&visited, NULL);
 		result->num_pages = ft_nblocks(tree);
 		pfree(visited.bits);
 		return;
@@ -613,8 +753,8 @@ ft_vacuum(FtTree *tree, FtVacuumCallback callback, void *arg,
 	}
 
 	if (topblk == InvalidBlockNumber)
-		vacuum_lower_run(tree, &bblk, &leafblk, NULL, 0, callback, arg,
-						 result, &empties, &visited);
+		vacuum_lower_run(tree, &bblk, &leafblk, &low, &lowlen, NULL, 0,
+						 callback, skip, arg, result, &empties, &visited);
 	while (topblk != InvalidBlockNumber)
 	{
 		Buffer		tbuf = cleanup_lock(tree, topblk, FT_PAGE_BUFFER, &visited);
@@ -627,11 +767,13 @@ ft_vacuum(FtTree *tree, FtVacuumCallback callback, void *arg,
 		topblk = FtPageGetOpaque(tpage)->ft_right;
 		UnlockReleaseBuffer(tbuf);
 
-		vacuum_lower_run(tree, &bblk, &leafblk, hikey, hlen, callback, arg,
-						 result, &empties, &visited);
+		vacuum_lower_run(tree, &bblk, &leafblk, &low, &lowlen, hikey, hlen,
+						 callback, skip, arg, result, &empties, &visited);
 		if (hikey)
 			pfree(hikey);
 	}
+	if (low)
+		pfree(low);
 	record_unreached_free_pages(tree, &visited);
 	pfree(visited.bits);
 	result->num_pages = ft_nblocks(tree);

@@ -87,7 +87,7 @@ fractam_bulkdelete(IndexVacuumInfo *info, IndexBulkDeleteResult *stats,
 	vs.callback = callback;
 	vs.callback_state = callback_state;
 	fractam_index_tree(info->index, &tree);
-	ft_vacuum(&tree, vacuum_item, &vs, &res);
+	ft_vacuum(&tree, vacuum_item, NULL, &vs, &res);
 
 	stats->num_pages = res.num_pages;
 	stats->num_index_tuples = res.num_items;

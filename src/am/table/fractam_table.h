@@ -341,6 +341,9 @@ extern void fractam_relation_vacuum(Relation rel, struct VacuumParams *params,
 
 /* table_vm.c */
 extern void fractam_vm_clear(Relation rel, FtRowId rowid);
+extern void fractam_vm_clear_frozen(Relation rel, FtRowId rowid);
+extern bool fractam_vm_range_frozen(Relation rel, FtRowId first, FtRowId end,
+									Buffer *vmbuf);
 extern void fractam_vm_leaf_insert_hook(FtTree *tree, const char *item,
 										Size len);
 extern void fractam_vm_cover(Relation rel, FtRowId last_rowid);

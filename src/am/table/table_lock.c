@@ -299,6 +299,7 @@ lock_update_chain(Relation rel, HeapTupleHeader hdr, ItemPointer tid,
 			memcpy(h.data, ref.item + FRACTAM_PATCH_START, FRACTAM_PATCH_LEN);
 			fractam_compose_xmax(&h.hdr, xid, status, &x);
 			fractam_set_xmax(&h.hdr, &x);
+			fractam_vm_clear_frozen(rel, fractam_item_rowid(ref.item));
 			ft_item_patch(&tree, &ref, FRACTAM_PATCH_START, h.data,
 						  FRACTAM_PATCH_LEN);
 		}
@@ -499,6 +500,7 @@ fractam_tuple_lock(Relation rel, ItemPointer tid, Snapshot snapshot,
 		fractam_compose_xmax(&h.hdr, xid, fractam_status_of_mode(mode, false),
 							 &x);
 		fractam_set_xmax(&h.hdr, &x);
+		fractam_vm_clear_frozen(rel, fractam_item_rowid(ref.item));
 		ft_item_patch(&tree, &ref, FRACTAM_PATCH_START, h.data,
 					  FRACTAM_PATCH_LEN);
 		store_version(rel, &ref, &cur, slot);

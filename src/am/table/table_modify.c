@@ -518,6 +518,7 @@ fractam_tuple_update(Relation rel, ItemPointer otid, TupleTableSlot *slot,
 		fractam_compose_xmax(&h.hdr, xid,
 							 fractam_status_of_mode(*lockmode, false), &x);
 		fractam_set_xmax(&h.hdr, &x);
+		fractam_vm_clear_frozen(rel, fractam_item_rowid(ref.item));
 		ft_item_patch(&tree, &ref, FRACTAM_PATCH_START, h.data,
 					  FRACTAM_PATCH_LEN);
 		ft_item_release(&ref);

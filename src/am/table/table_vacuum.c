@@ -32,6 +32,8 @@
  */
 #include "postgres.h"
 
+#include <math.h>
+
 #include "access/genam.h"
 #include "access/multixact.h"
 #include "access/transam.h"
@@ -49,9 +51,13 @@
 
 typedef struct VacuumPassState
 {
+	Relation	rel;
+	Buffer		vmbuf;			/* a visibility-map page, for skipping */
 	TransactionId oldest_xmin;
 	FractamFreezeLimits limits; /* what is old enough to freeze */
 	double		frozen;			/* versions changed by freezing */
+	double		skipped_rowids; /* row ids of the ranges skipped */
+	FtRowId		first_rowid;	/* the table's first, for counting them */
 	VacDeadItems *dead;			/* TIDs removed in this pass */
 	bool		overflowed;		/* dead versions left for the next pass */
 	double		live;
@@ -147,10 +153,40 @@ tid_removed(ItemPointer itemptr, void *state)
 static bool
 remove_collected(const char *item, Size len, void *arg, FtVacuumPatch *patch)
 {
+	VacuumPassState *st = (VacuumPassState *) arg;
 	ItemPointerData tid;
 
 	fractam_rowid_tid(fractam_item_rowid(item), &tid);
-	return tid_removed(&tid, arg);
+	return tid_removed(&tid, st->dead);
+}
+
+/*
+ * ft_vacuum's skip callback (both passes): the leaves holding row ids
+ * [lo, hi) have nothing to remove or freeze, and no xid relfrozenxid must
+ * wait for, if every pseudo-block of the range is marked all-frozen.  A
+ * writer clears a pseudo-block's bits before it changes a version there,
+ * and a change made after this look is too new for this VACUUM to remove
+ * or freeze (its xid is not before OldestXmin).  The open end of the
+ * table is always read.
+ */
+static bool
+skip_frozen(const char *lo, Size lolen, const char *hi, Size hilen,
+			void *arg)
+{
+	VacuumPassState *st = (VacuumPassState *) arg;
+	FtRowId		first;
+	FtRowId		end;
+
+	if (hi == NULL)
+		return false;
+	Assert(hilen >= FRACTAM_ROWID_SIZE &&
+		   (lo == NULL || lolen >= FRACTAM_ROWID_SIZE));
+	first = lo ? fractam_item_rowid(lo) : st->first_rowid;
+	end = fractam_item_rowid(hi);
+	if (!fractam_vm_range_frozen(st->rel, first, end, &st->vmbuf))
+		return false;
+	st->skipped_rowids += end - first;
+	return true;
 }
 
 static void
@@ -190,6 +226,9 @@ fractam_relation_vacuum(Relation rel, struct VacuumParams *params,
 	double		total_removed = 0;
 	BlockNumber all_visible;
 	BlockNumber nblocks;
+	BlockNumber skipped = 0;	/* leaves the last first pass skipped */
+	double		skipped_rowids = 0;
+	double		live;
 
 	pgstat_progress_start_command(PROGRESS_COMMAND_VACUUM,
 								  RelationGetRelid(rel));
@@ -213,6 +252,9 @@ fractam_relation_vacuum(Relation rel, struct VacuumParams *params,
 	max_items = Max(max_items, MaxHeapTuplesPerPage);
 
 	memset(&st, 0, sizeof(st));
+	st.rel = rel;
+	st.vmbuf = InvalidBuffer;
+	st.first_rowid = fractam_rowid_first(rel);
 	st.oldest_xmin = oldest_xmin;
 	st.limits.freeze_limit = freeze_limit;
 	st.dead = palloc(vac_max_items_to_alloc_size(max_items));
@@ -224,6 +266,7 @@ fractam_relation_vacuum(Relation rel, struct VacuumParams *params,
 		st.dead->num_items = 0;
 		st.overflowed = false;
 		st.live = st.removed = st.recently_dead = 0;
+		st.skipped_rowids = 0;
 		/* nothing a later transaction stores is older than the cutoffs */
 		st.min_xid = oldest_xmin;
 		st.min_multi = oldest_mxact;
@@ -238,7 +281,9 @@ fractam_relation_vacuum(Relation rel, struct VacuumParams *params,
 			TransactionIdRetreat(horizon);
 			ft_log_removal_horizon(&tree, fractam_full_xid(horizon));
 		}
-		ft_vacuum(&tree, vacuum_version, &st, &fres);
+		ft_vacuum(&tree, vacuum_version, skip_frozen, &st, &fres);
+		skipped = fres.leaves_skipped;
+		skipped_rowids = st.skipped_rowids;
 		passes++;
 		total_removed += st.removed;
 
@@ -269,7 +314,7 @@ fractam_relation_vacuum(Relation rel, struct VacuumParams *params,
 			 */
 			pgstat_progress_update_param(PROGRESS_VACUUM_PHASE,
 										 PROGRESS_VACUUM_PHASE_VACUUM_HEAP);
-			ft_vacuum(&tree, remove_collected, st.dead, &fres);
+			ft_vacuum(&tree, remove_collected, skip_frozen, &st, &fres);
 		}
 		if (!st.overflowed)
 			break;
@@ -278,14 +323,35 @@ fractam_relation_vacuum(Relation rel, struct VacuumParams *params,
 	/* the indexes lost the removed versions' entries: mark what is settled */
 	all_visible = fractam_vm_vacuum(rel, oldest_xmin);
 
+	/*
+	 * Live versions in the skipped ranges are estimated as heap estimates
+	 * those of its skipped pages (from the density pg_class had), taking
+	 * the skipped share of the row ids as the share of pages skipped.
+	 */
+	nblocks = RelationGetNumberOfBlocks(rel);
+	live = st.live;
+	if (skipped > 0)
+	{
+		double		used = (double) (fractam_rowid_end(rel) -
+									 fractam_rowid_first(rel));
+		BlockNumber unscanned;
+
+		/* pg_class's pages, in the share of the row ids skipped */
+		unscanned = (BlockNumber) ceil(nblocks *
+									   Min(1.0, skipped_rowids / Max(used, 1.0)));
+		live = vac_estimate_reltuples(rel, nblocks, nblocks - unscanned,
+									  st.live);
+		live = Max(live, st.live);
+	}
+
 	pgstat_progress_update_param(PROGRESS_VACUUM_PHASE,
 								 PROGRESS_VACUUM_PHASE_INDEX_CLEANUP);
 	for (i = 0; i < nindexes; i++)
 	{
 		IndexVacuumInfo ivinfo;
 
-		fill_vacuum_info(&ivinfo, indrels[i], false, elevel,
-						 st.live + st.recently_dead, bstrategy);
+		fill_vacuum_info(&ivinfo, indrels[i], skipped > 0, elevel,
+						 live + st.recently_dead, bstrategy);
 		istats[i] = index_vacuum_cleanup(&ivinfo, istats[i]);
 		if (istats[i])
 		{
@@ -303,21 +369,23 @@ fractam_relation_vacuum(Relation rel, struct VacuumParams *params,
 	 * always followed by another): nothing older than its minima remains,
 	 * and nothing a later transaction stores can be older than the cutoffs.
 	 */
-	nblocks = RelationGetNumberOfBlocks(rel);
-	vac_update_relstats(rel, nblocks, st.live + st.recently_dead,
+	vac_update_relstats(rel, nblocks, live + st.recently_dead,
 						Min(all_visible, nblocks), nindexes > 0,
 						st.min_xid, st.min_multi,
 						&frozenxid_updated, &minmulti_updated, false);
 	pgstat_report_vacuum(RelationGetRelid(rel), rel->rd_rel->relisshared,
-						 (PgStat_Counter) st.live,
+						 (PgStat_Counter) live,
 						 (PgStat_Counter) st.recently_dead);
 
 	ereport(elevel,
 			(errmsg("table \"%s\": removed %.0f dead row versions in %d passes, %.0f live and %.0f recently dead remain",
 					RelationGetRelationName(rel), total_removed, passes,
-					st.live, st.recently_dead),
-			 errdetail("%u pages, %u pages freed by this VACUUM; %.0f row versions frozen.",
-					   fres.num_pages, fres.pages_deleted, st.frozen)));
+					live, st.recently_dead),
+			 errdetail("%u pages, %u pages freed by this VACUUM, %u leaves skipped (all-frozen); %.0f row versions frozen.",
+					   fres.num_pages, fres.pages_deleted, skipped,
+					   st.frozen)));
+	if (BufferIsValid(st.vmbuf))
+		ReleaseBuffer(st.vmbuf);
 
 	vac_close_indexes(nindexes, indrels, NoLock);
 	pfree(istats);

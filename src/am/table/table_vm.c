@@ -17,13 +17,16 @@
  * - a writer clears the bits of the pseudo-block of a version while it
  *   holds the version's leaf exclusively, before its change: an insert in
  *   the tree's leaf_insert_hook, a delete or update before the in-place
- *   patch of the old version (row locks leave the bit alone, as heap
- *   leaves ALL_VISIBLE);
+ *   patch of the old version; a row lock clears only ALL_FROZEN (its xmax
+ *   is an xid a frozen pseudo-block must not hold), as heap's does;
  * - VACUUM sets the bit of a pseudo-block only while it holds every leaf
  *   that may hold the pseudo-block's row ids share-locked (ft_range_all),
  *   after checking that each version there is visible to every snapshot,
  *   and only after the indexes have lost their entries for the versions it
- *   removed.  Leaves are locked before the map page, everywhere.
+ *   removed; and ALL_FROZEN with it when each version is also frozen
+ *   (frozen xmin, no xmax).  Leaves are locked before the map page,
+ *   everywhere.  VACUUM skips the leaves of all-frozen pseudo-blocks
+ *   (fractam_vm_range_frozen): they hold nothing to remove or freeze.
  *
  * A writer learns the map's size from its smgr cache, which another
  * backend's extension of the map leaves stale until it processes the
@@ -34,7 +37,10 @@
  * VACUUM sets the first bit of a map that had no pages, it creates the page
  * and then waits for every transaction that may be writing to the table
  * (WaitForLockers, as CREATE INDEX CONCURRENTLY waits), so every writer
- * from then on has processed the invalidation.  A table gets its map when
+ * from then on has processed the invalidation.  Row lockers (RowShareLock:
+ * SELECT ... FOR UPDATE/SHARE, foreign-key checks) are not waited for, as
+ * heap's VACUUM does not wait for them; instead a row lock, which must
+ * clear ALL_FROZEN, does not trust a cached "no map" and looks at the file.  A table gets its map when
  * VACUUM first finds an all-visible pseudo-block, as heap's does.
  *
  *-------------------------------------------------------------------------
@@ -92,27 +98,52 @@ change_bits(Relation rel, Buffer vmbuf, BlockNumber blk, uint8 flags, bool on,
 }
 
 /*
- * A version with this row id is about to be added, deleted or replaced;
- * the caller holds its leaf exclusively.  Its pseudo-block is no longer
- * all-visible.
+ * Clear flags of the pseudo-block of rowid, if set (see the callers).
+ * trust_empty: a cached "no map at all" is believed (writers, which the
+ * first VACUUM waits for; see the file header).
  */
-void
-fractam_vm_clear(Relation rel, FtRowId rowid)
+static void
+clear_bits(Relation rel, FtRowId rowid, uint8 flags, bool trust_empty)
 {
 	BlockNumber blk = (BlockNumber) (rowid / FRACTAM_ROWS_PER_BLOCK);
 	Buffer		vmbuf = InvalidBuffer;
 	uint8		status = visibilitymap_get_status(rel, blk, &vmbuf);
 
 	/* no page for blk in the cache: a map with pages may have grown */
-	if (!BufferIsValid(vmbuf) && cached_map_pages(rel) != 0 &&
+	if (!BufferIsValid(vmbuf) &&
+		(cached_map_pages(rel) != 0 || !trust_empty) &&
 		cached_map_pages(rel) != InvalidBlockNumber &&
 		ft_vm_map_block(blk) < map_pages(rel))
 		status = visibilitymap_get_status(rel, blk, &vmbuf);
-	if (status != 0)
-		change_bits(rel, vmbuf, blk, VISIBILITYMAP_VALID_BITS, false,
-					InvalidTransactionId);
+	if ((status & flags) != 0)
+		change_bits(rel, vmbuf, blk, flags, false, InvalidTransactionId);
 	if (BufferIsValid(vmbuf))
 		ReleaseBuffer(vmbuf);
+}
+
+/*
+ * A version with this row id is about to be added, deleted or replaced;
+ * the caller holds its leaf exclusively.  Its pseudo-block is no longer
+ * all-visible (nor all-frozen).
+ */
+void
+fractam_vm_clear(Relation rel, FtRowId rowid)
+{
+	clear_bits(rel, rowid, VISIBILITYMAP_VALID_BITS, true);
+}
+
+/*
+ * A version with this row id is about to take a row lock (an xmax); the
+ * caller holds its leaf exclusively.  Its pseudo-block is no longer
+ * all-frozen; it stays all-visible, as a heap page does.  A locker may have
+ * cached "no map" before the first VACUUM made one, and VACUUM does not
+ * wait for lockers: a table without a map costs each lock a look at the
+ * file.
+ */
+void
+fractam_vm_clear_frozen(Relation rel, FtRowId rowid)
+{
+	clear_bits(rel, rowid, VISIBILITYMAP_ALL_FROZEN, false);
 }
 
 /* The tree's leaf_insert_hook: a new version's pseudo-block */
@@ -150,9 +181,22 @@ typedef struct VmSetState
 	BlockNumber blk;
 	Buffer		vmbuf;
 	TransactionId cutoff_xid;	/* newest xmin in the pseudo-block */
+	bool		all_frozen;		/* so far, every version is frozen */
 } VmSetState;
 
-/* Is the version visible to every snapshot, now and later? */
+/* Frozen: no xid left to look up (a frozen xmin, no xmax at all) */
+static bool
+version_frozen(HeapTupleHeader tup)
+{
+	return HeapTupleHeaderXminFrozen(tup) &&
+		((tup->t_infomask & HEAP_XMAX_INVALID) ||
+		 !TransactionIdIsValid(HeapTupleHeaderGetRawXmax(tup)));
+}
+
+/*
+ * Is the version visible to every snapshot, now and later?  Also notes in
+ * st->all_frozen whether it is frozen.
+ */
 static bool
 visible_to_all(VmSetState *st, HeapTupleHeader tup)
 {
@@ -162,6 +206,8 @@ visible_to_all(VmSetState *st, HeapTupleHeader tup)
 	/* (LIVE: no deleter, or one that aborted; row locks do not count) */
 	if (fractam_tuple_htsv(tup, &dead_after) != HEAPTUPLE_LIVE)
 		return false;
+	if (!version_frozen(tup))
+		st->all_frozen = false;
 	if (HeapTupleHeaderXminFrozen(tup))
 		return true;
 	xmin = HeapTupleHeaderGetRawXmin(tup);
@@ -184,19 +230,27 @@ set_all_visible(void *arg)
 {
 	VmSetState *st = (VmSetState *) arg;
 
-	change_bits(st->rel, st->vmbuf, st->blk, VISIBILITYMAP_ALL_VISIBLE, true,
-				st->cutoff_xid);
+	change_bits(st->rel, st->vmbuf, st->blk,
+				VISIBILITYMAP_ALL_VISIBLE |
+				(st->all_frozen ? VISIBILITYMAP_ALL_FROZEN : 0),
+				true, st->cutoff_xid);
 }
 
-/* Set the bit of blk if all its versions are visible to all (locked check) */
+/*
+ * Set the bit of blk if all its versions are visible to all, and its
+ * all-frozen bit if they are all frozen too (candidate: what the unlocked
+ * read saw; checked again under the leaves' locks).
+ */
 static void
-try_set(VmSetState *st, BlockNumber blk)
+try_set(VmSetState *st, BlockNumber blk, bool frozen_candidate)
 {
 	char		lo[FRACTAM_ROWID_SIZE];
 	char		hi[FRACTAM_ROWID_SIZE];
 	FtTree		tree;
+	uint8		status = visibilitymap_get_status(st->rel, blk, &st->vmbuf);
 
-	if (VM_ALL_VISIBLE(st->rel, blk, &st->vmbuf))
+	if ((status & VISIBILITYMAP_ALL_VISIBLE) &&
+		(!frozen_candidate || (status & VISIBILITYMAP_ALL_FROZEN)))
 		return;
 	/* pin (and extend) the map page before any leaf is locked */
 	visibilitymap_pin(st->rel, blk, &st->vmbuf);
@@ -216,6 +270,7 @@ try_set(VmSetState *st, BlockNumber blk)
 	}
 	st->blk = blk;
 	st->cutoff_xid = InvalidTransactionId;
+	st->all_frozen = true;
 	fractam_rowid_key((FtRowId) blk * FRACTAM_ROWS_PER_BLOCK, lo);
 	fractam_rowid_key((FtRowId) (blk + 1) * FRACTAM_ROWS_PER_BLOCK, hi);
 	fractam_table_tree(st->rel, &tree);
@@ -223,12 +278,43 @@ try_set(VmSetState *st, BlockNumber blk)
 						set_all_visible, st);
 }
 
+/* Is blk marked all-frozen?  (Pins the map page in *vmbuf.) */
+static bool
+block_all_frozen(Relation rel, BlockNumber blk, Buffer *vmbuf)
+{
+	return (visibilitymap_get_status(rel, blk, vmbuf) &
+			VISIBILITYMAP_ALL_FROZEN) != 0;
+}
+
+/*
+ * Is every pseudo-block holding row ids [first, end) marked all-frozen?
+ * (VACUUM skips the leaves of such a range; *vmbuf keeps a map page
+ * pinned between calls.)
+ */
+bool
+fractam_vm_range_frozen(Relation rel, FtRowId first, FtRowId end,
+						Buffer *vmbuf)
+{
+	BlockNumber blk;
+	BlockNumber last;
+
+	if (end <= first)
+		return false;
+	last = (BlockNumber) ((end - 1) / FRACTAM_ROWS_PER_BLOCK);
+	for (blk = (BlockNumber) (first / FRACTAM_ROWS_PER_BLOCK); blk <= last; blk++)
+		if (!block_all_frozen(rel, blk, vmbuf))
+			return false;
+	return true;
+}
+
 /*
  * After VACUUM removed dead versions and the indexes their entries: set
  * the all-visible bit of each pseudo-block whose versions (read here
- * without locks, as candidates) all looked visible to every snapshot,
- * checking again under the leaves' locks.  Returns how many TID blocks
- * are all-visible now (relallvisible, counted as ANALYZE counts it).
+ * without locks, as candidates) all looked visible to every snapshot, and
+ * its all-frozen bit if they all looked frozen, checking again under the
+ * leaves' locks.  Runs of pseudo-blocks already all-frozen are skipped
+ * (the scan seeks past them).  Returns how many TID blocks are
+ * all-visible now (relallvisible, counted as ANALYZE counts it).
  */
 BlockNumber
 fractam_vm_vacuum(Relation rel, TransactionId oldest_xmin)
@@ -240,8 +326,10 @@ fractam_vm_vacuum(Relation rel, TransactionId oldest_xmin)
 	Size		len;
 	BlockNumber cur = InvalidBlockNumber;
 	bool		candidate = false;
+	bool		frozen_candidate = false;
 	BlockNumber all_visible = 0;
 	BlockNumber all_frozen = 0;
+	BlockNumber end_blk;
 
 	memset(&st, 0, sizeof(st));
 	st.rel = rel;
@@ -249,6 +337,8 @@ fractam_vm_vacuum(Relation rel, TransactionId oldest_xmin)
 	st.oldest_xmin = oldest_xmin;
 	st.vmbuf = InvalidBuffer;
 
+	end_blk = (BlockNumber) ((fractam_rowid_end(rel) + FRACTAM_ROWS_PER_BLOCK - 1) /
+							 FRACTAM_ROWS_PER_BLOCK);
 	fractam_table_tree(rel, &tree);
 	scan = ft_scan_begin(&tree);
 	ft_scan_set_keep_pins(scan, false);
@@ -263,14 +353,32 @@ fractam_vm_vacuum(Relation rel, TransactionId oldest_xmin)
 		if (blk != cur)
 		{
 			if (cur != InvalidBlockNumber && candidate)
-				try_set(&st, cur);
+				try_set(&st, cur, frozen_candidate);
+			cur = InvalidBlockNumber;
+			if (more && block_all_frozen(rel, blk, &st.vmbuf))
+			{
+				char		key[FRACTAM_ROWID_SIZE];
+
+				/* nothing to set there: on to the next block that is not */
+				do
+					blk++;
+				while (blk < end_blk && block_all_frozen(rel, blk, &st.vmbuf));
+				fractam_rowid_key((FtRowId) blk * FRACTAM_ROWS_PER_BLOCK, key);
+				ft_scan_seek(scan, key, sizeof(key), true);
+				CHECK_FOR_INTERRUPTS();
+				continue;
+			}
 			cur = blk;
 			candidate = true;
+			frozen_candidate = true;
 		}
 		if (!more)
 			break;
+		st.all_frozen = true;
 		if (candidate && !visible_to_all(&st, fractam_item_tuple(item)))
 			candidate = false;
+		if (!st.all_frozen)
+			frozen_candidate = false;
 		CHECK_FOR_INTERRUPTS();
 	}
 	ft_scan_end(scan);
@@ -284,7 +392,8 @@ fractam_vm_vacuum(Relation rel, TransactionId oldest_xmin)
 /*
  * fractam_verify, with the table's writers locked out: every version in a
  * pseudo-block marked all-visible must be visible to every snapshot (no
- * insert or delete in progress, no deleter that committed).
+ * insert or delete in progress, no deleter that committed), and every
+ * version in one marked all-frozen must be frozen.
  */
 void
 fractam_vm_verify(Relation rel)
@@ -303,10 +412,22 @@ fractam_vm_verify(Relation rel)
 	{
 		ItemPointerData tid;
 		TransactionId dead_after;
+		uint8		status;
 
 		CHECK_FOR_INTERRUPTS();
 		fractam_rowid_tid(fractam_item_rowid(item), &tid);
-		if (VM_ALL_VISIBLE(rel, ItemPointerGetBlockNumber(&tid), &vmbuf) &&
+		status = visibilitymap_get_status(rel, ItemPointerGetBlockNumber(&tid),
+										  &vmbuf);
+		if ((status & VISIBILITYMAP_ALL_FROZEN) &&
+			!version_frozen(fractam_item_tuple(item)))
+			ereport(ERROR,
+					(errcode(ERRCODE_DATA_CORRUPTED),
+					 errmsg("visibility map of table \"%s\" marks TID block %u all-frozen, but row version (%u,%u) is not frozen",
+							RelationGetRelationName(rel),
+							ItemPointerGetBlockNumber(&tid),
+							ItemPointerGetBlockNumber(&tid),
+							ItemPointerGetOffsetNumber(&tid))));
+		if ((status & VISIBILITYMAP_ALL_VISIBLE) &&
 			fractam_tuple_htsv(fractam_item_tuple(item), &dead_after) !=
 			HEAPTUPLE_LIVE)
 			ereport(ERROR,
