@@ -151,7 +151,6 @@ typedef struct FtVacuumResult
 {
 	double		num_items;		/* items remaining (leaves + buffered) */
 	double		items_removed;
-	double		items_patched;	/* changed in place */
 	BlockNumber num_pages;
 	BlockNumber pages_deleted;	/* leaves unlinked by this pass */
 	BlockNumber leaves_skipped; /* ranges the skip callback let go */

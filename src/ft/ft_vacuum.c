@@ -228,39 +228,18 @@ remember_empty(EmptyLeaves *e, BlockNumber blkno)
 
 /*
  * Overwrite bytes of items in place (the same length: the page layout does
- * not change), in one critical section with one WAL record.
+ * not change), in one critical section with one WAL record.  payload is in
+ * the form redo applies (ft_apply_patches), checked by the caller.
  */
 static void
-patch_items(FtTree *tree, Buffer buf, OffsetNumber *offs,
-			FtVacuumPatch *patches, int n)
+patch_items(FtTree *tree, Buffer buf, const char *payload, Size len, int n)
 {
-	char	   *payload;
-	Size		len = 0;
-	int			i;
-
-	if (n == 0)
-		return;
-	/* in the form redo applies (ft_apply_patches) */
-	payload = palloc(n * (3 * sizeof(uint16) + FT_VACUUM_MAX_PATCH));
-	for (i = 0; i < n; i++)
-	{
-		uint16		hdr[3];
-
-		hdr[0] = offs[i];
-		hdr[1] = patches[i].start;
-		hdr[2] = patches[i].len;
-		memcpy(payload + len, hdr, sizeof(hdr));
-		len += sizeof(hdr);
-		memcpy(payload + len, patches[i].bytes, patches[i].len);
-		len += patches[i].len;
-	}
 	START_CRIT_SECTION();
 	if (!ft_apply_patches(BufferGetPage(buf), payload, len))
 		elog(PANIC, "fractam: patches do not fit their leaf");
 	MarkBufferDirty(buf);
 	ftxlog_patches(tree->rel, buf, payload, len, n);
 	END_CRIT_SECTION();
-	pfree(payload);
 }
 
 /*
@@ -277,8 +256,8 @@ vacuum_leaf(FtTree *tree, Buffer buf, FtVacuumCallback callback, void *arg,
 	OffsetNumber off;
 	OffsetNumber dead[MaxOffsetNumber];
 	int			ndead = 0;
-	OffsetNumber *patchoffs = NULL;
-	FtVacuumPatch *patches = NULL;
+	char	   *payload = NULL;
+	Size		paylen = 0;
 	int			npatches = 0;
 	FtVacuumPatch patch;
 
@@ -286,6 +265,7 @@ vacuum_leaf(FtTree *tree, Buffer buf, FtVacuumCallback callback, void *arg,
 	{
 		Size		len;
 		char	   *item = ft_page_item(page, off, &len);
+		uint16		hdr[3];
 
 		patch.len = 0;
 		if (callback(item, len, arg, &patch))
@@ -300,23 +280,24 @@ vacuum_leaf(FtTree *tree, Buffer buf, FtVacuumCallback callback, void *arg,
 			(Size) patch.start + patch.len > len)
 			elog(ERROR, "fractam: a patch of %u bytes at %u does not fit item %u of length %zu",
 				 patch.len, patch.start, off, len);
-		if (patches == NULL)
-		{
-			patchoffs = palloc(sizeof(OffsetNumber) * maxoff);
-			patches = palloc(sizeof(FtVacuumPatch) * maxoff);
-		}
-		patchoffs[npatches] = off;
-		patches[npatches++] = patch;
+		if (payload == NULL)
+			payload = palloc(maxoff * (sizeof(hdr) + FT_VACUUM_MAX_PATCH));
+		hdr[0] = off;
+		hdr[1] = patch.start;
+		hdr[2] = patch.len;
+		memcpy(payload + paylen, hdr, sizeof(hdr));
+		paylen += sizeof(hdr);
+		memcpy(payload + paylen, patch.bytes, patch.len);
+		paylen += patch.len;
+		npatches++;
 	}
-	patch_items(tree, buf, patchoffs, patches, npatches);
-	result->items_patched += npatches;
+	if (npatches > 0)
+	{
+		patch_items(tree, buf, payload, paylen, npatches);
+		pfree(payload);
+	}
 	ft_delete_offsets(tree, buf, dead, ndead);
 	result->items_removed += ndead;
-	if (patches)
-	{
-		pfree(patchoffs);
-		pfree(patches);
-	}
 }
 
 /* clean the messages of one buffer node, which the caller has cleanup-locked */

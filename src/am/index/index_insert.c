@@ -210,7 +210,6 @@ accept_entry(void *arg, const char *item, Size len)
 		FT_UNIQUE_ACCEPT : FT_UNIQUE_REFUSE;
 }
 
-
 /*
  * Search the tree for live entries with the new entry's key (leaves and
  * buffered messages); the result is in uc.
@@ -446,7 +445,7 @@ fractam_insert(Relation index, Datum *values, bool *isnull,
 		 */
 		if (uc.ndead > 0)
 			ft_prune_items(&tree, uc.dead, uc.deadlens, uc.ndead,
-						   fractam_prune_entries, &uc);
+						   fractam_prune_entries, &uc.target);
 		LWLockRelease(lock);
 		forget_dead(&uc);
 		break;

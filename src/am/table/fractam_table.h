@@ -322,14 +322,8 @@ extern void fractam_relation_copy_for_cluster(Relation OldTable,
 											  double *tups_vacuumed,
 											  double *tups_recently_dead);
 
-/* table_vacuum.c */
 /* table_freeze.c */
-typedef struct FractamFreezeLimits
-{
-	TransactionId freeze_limit; /* xids before it are frozen or cleared */
-} FractamFreezeLimits;
-
-extern bool fractam_freeze_header(const FractamFreezeLimits *lim,
+extern bool fractam_freeze_header(TransactionId freeze_limit,
 								  HeapTupleHeader hdr, HeapTupleHeader frz);
 extern void fractam_note_oldest(HeapTupleHeader hdr, TransactionId *minxid,
 								MultiXactId *minmulti);

@@ -309,7 +309,7 @@ version_survives(HeapTupleHeader hdr, TransactionId OldestXmin,
  * Copy every version some snapshot may still see into NewTable, in row-id
  * order (VACUUM FULL) or the index's order (CLUSTER), numbering them from
  * row id 0.  Versions are frozen on the way as VACUUM freezes them
- * (table_freeze.c, with the caller's freeze limit and MultiXact cutoff);
+ * (table_freeze.c, with the caller's freeze limit);
  * links to the next version of an updated row are renumbered, or point to
  * the version itself when that next version is gone.  A first pass numbers
  * the survivors, the second writes them.  relfrozenxid and relminmxid of
@@ -331,11 +331,10 @@ fractam_relation_copy_for_cluster(Relation OldTable, Relation NewTable,
 	HeapTuple	tup;
 	TransactionId minxid = *xid_cutoff;
 	MultiXactId minmulti = *multi_cutoff;
-	FractamFreezeLimits limits;
+	TransactionId freeze_limit = *xid_cutoff;
 	double		dummy = 0;
 	bool		sorted = true;
 
-	limits.freeze_limit = *xid_cutoff;
 	memset(&src, 0, sizeof(src));
 	src.rel = OldTable;
 	src.slot = table_slot_create(OldTable, NULL);
@@ -407,7 +406,7 @@ fractam_relation_copy_for_cluster(Relation OldTable, Relation NewTable,
 		else if (!HeapTupleHeaderIndicatesMovedPartitions(hdr) &&
 				 !HeapTupleHeaderIsSpeculative(hdr))
 			copy->t_data->t_ctid = copy->t_self;
-		if (fractam_freeze_header(&limits, copy->t_data, &frz.hdr))
+		if (fractam_freeze_header(freeze_limit, copy->t_data, &frz.hdr))
 			memcpy(copy->t_data, &frz.hdr, SizeofHeapTupleHeader);
 		fractam_note_oldest(copy->t_data, &minxid, &minmulti);
 

@@ -9,10 +9,9 @@
  * stays, so the xmin system column shows it as heap's does), and an xmax
  * that no longer matters is cleared: a locker that ended, a MultiXact none
  * of whose members runs and whose updater (if any) aborted, an updater or
- * deleter that aborted.  VACUUM
- * applies the result in place in the leaf (table_vacuum.c); rewrites
- * (VACUUM FULL, CLUSTER) write the frozen header into the new file
- * (table_build.c).  Afterwards the table's relfrozenxid is the oldest xid
+ * deleter that aborted.  VACUUM applies the result in place in the leaf
+ * (table_vacuum.c); rewrites (VACUUM FULL, CLUSTER) write the frozen
+ * header into the new file (table_build.c).  Afterwards the table's relfrozenxid is the oldest xid
  * still stored, never later, and its relminmxid the oldest MultiXact.
  *
  *-------------------------------------------------------------------------
@@ -35,7 +34,7 @@
  * until the MultiXact gets old).
  */
 static bool
-xmax_to_clear(const FractamFreezeLimits *lim, HeapTupleHeader hdr)
+xmax_to_clear(TransactionId freeze_limit, HeapTupleHeader hdr)
 {
 	TransactionId xmax = HeapTupleHeaderGetRawXmax(hdr);
 	bool		lock_only = HEAP_XMAX_IS_LOCKED_ONLY(hdr->t_infomask);
@@ -54,7 +53,7 @@ xmax_to_clear(const FractamFreezeLimits *lim, HeapTupleHeader hdr)
 		return !TransactionIdIsValid(upd) ||
 			(!TransactionIdIsInProgress(upd) && !TransactionIdDidCommit(upd));
 	}
-	if (!TransactionIdPrecedes(xmax, lim->freeze_limit))
+	if (!TransactionIdPrecedes(xmax, freeze_limit))
 		return false;
 	return lock_only || !TransactionIdDidCommit(xmax);
 }
@@ -65,7 +64,7 @@ xmax_to_clear(const FractamFreezeLimits *lim, HeapTupleHeader hdr)
  * SizeofHeapTupleHeader bytes.  True if anything changed.
  */
 bool
-fractam_freeze_header(const FractamFreezeLimits *lim, HeapTupleHeader hdr,
+fractam_freeze_header(TransactionId freeze_limit, HeapTupleHeader hdr,
 					  HeapTupleHeader frz)
 {
 	TransactionId xmin = HeapTupleHeaderGetRawXmin(hdr);
@@ -73,12 +72,12 @@ fractam_freeze_header(const FractamFreezeLimits *lim, HeapTupleHeader hdr,
 
 	memcpy(frz, hdr, SizeofHeapTupleHeader);
 	if (!HeapTupleHeaderXminFrozen(hdr) && TransactionIdIsNormal(xmin) &&
-		TransactionIdPrecedes(xmin, lim->freeze_limit))
+		TransactionIdPrecedes(xmin, freeze_limit))
 	{
 		HeapTupleHeaderSetXminFrozen(frz);
 		changed = true;
 	}
-	if (xmax_to_clear(lim, hdr))
+	if (xmax_to_clear(freeze_limit, hdr))
 	{
 		frz->t_infomask &= ~HEAP_XMAX_BITS;
 		frz->t_infomask |= HEAP_XMAX_INVALID;

@@ -46,7 +46,6 @@
 #include "pgstat.h"
 #include "storage/bufmgr.h"
 #include "storage/lmgr.h"
-#include "storage/procarray.h"
 #include "utils/memutils.h"
 
 typedef struct VacuumPassState
@@ -54,7 +53,7 @@ typedef struct VacuumPassState
 	Relation	rel;
 	Buffer		vmbuf;			/* a visibility-map page, for skipping */
 	TransactionId oldest_xmin;
-	FractamFreezeLimits limits; /* what is old enough to freeze */
+	TransactionId freeze_limit; /* xids before it are frozen or cleared */
 	double		frozen;			/* versions changed by freezing */
 	double		skipped_rowids; /* row ids of the ranges skipped */
 	FtRowId		first_rowid;	/* the table's first, for counting them */
@@ -121,7 +120,7 @@ vacuum_version(const char *item, Size len, void *arg, FtVacuumPatch *patch)
 		st->live += 1;
 
 	if (patch && res != HEAPTUPLE_DEAD &&
-		fractam_freeze_header(&st->limits, hdr, &frz.hdr))
+		fractam_freeze_header(st->freeze_limit, hdr, &frz.hdr))
 	{
 		freeze_patch(hdr, &frz.hdr, patch);
 		st->frozen += 1;
@@ -256,7 +255,7 @@ fractam_relation_vacuum(Relation rel, struct VacuumParams *params,
 	st.vmbuf = InvalidBuffer;
 	st.first_rowid = fractam_rowid_first(rel);
 	st.oldest_xmin = oldest_xmin;
-	st.limits.freeze_limit = freeze_limit;
+	st.freeze_limit = freeze_limit;
 	st.dead = palloc(vac_max_items_to_alloc_size(max_items));
 	st.dead->max_items = max_items;
 

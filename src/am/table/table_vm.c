@@ -40,8 +40,9 @@
  * from then on has processed the invalidation.  Row lockers (RowShareLock:
  * SELECT ... FOR UPDATE/SHARE, foreign-key checks) are not waited for, as
  * heap's VACUUM does not wait for them; instead a row lock, which must
- * clear ALL_FROZEN, does not trust a cached "no map" and looks at the file.  A table gets its map when
- * VACUUM first finds an all-visible pseudo-block, as heap's does.
+ * clear ALL_FROZEN, does not trust a cached "no map" and looks at the
+ * file.  A table gets its map when VACUUM first finds an all-visible
+ * pseudo-block, as heap's does.
  *
  *-------------------------------------------------------------------------
  */
