@@ -48,3 +48,43 @@ SELECT fractam_verify('sp3_s');
 SELECT leaf_items::float8 / leaf_pages > 300 AS leaves_filled
 FROM fractam_stats('sp3_s');
 DROP TABLE sp2, sp3;
+
+-- Internal splits with long keys.  Keys of a sixth of a page leave room
+-- for only a few pivots per node.  A split that counted the moving
+-- separator once (and the first pivot, which has no key, like the others)
+-- put three of four children left and one right; such one-child halves
+-- stacked into chains that added levels without fanout, and a level-2 node
+-- could be left unable to take the pivot of its child's split: "no room
+-- for a new pivot".  Random keys, then a buffered load concentrated on one
+-- key range (its level-1 node fills with messages while it routes leaves).
+CREATE TABLE lk (k int, pad text);
+ALTER TABLE lk ALTER pad SET STORAGE plain;
+CREATE INDEX lk_k ON lk USING fractam (k, pad) WITH (fanout = 4);
+CREATE FUNCTION lk_pad(g int, n int) RETURNS text LANGUAGE sql AS
+$$ SELECT string_agg(md5(g::text || 'p' || i), '') FROM generate_series(1, n) i $$;
+INSERT INTO lk SELECT (i * 7919) % 100003, lk_pad(i, 48) FROM generate_series(1, 3000) i;
+SET fractam.direct_apply = off;
+INSERT INTO lk SELECT 50000 + i % 100, lk_pad(i, 42) FROM generate_series(3001, 7000) i;
+INSERT INTO lk SELECT (i * 7919) % 100003, lk_pad(i, 45) FROM generate_series(7001, 9000) i;
+RESET fractam.direct_apply;
+SELECT fractam_verify('lk_k');
+-- every entry there; with 9000 entries and 2 to 4 children per internal
+-- node the tree keeps about 9 levels (it had 17, and 40 and more with
+-- keys of 2 kB)
+SELECT leaf_items + buffered_messages AS entries, height <= 11 AS not_degenerate
+FROM fractam_stats('lk_k');
+SET enable_seqscan = off;
+SELECT count(*) FROM lk WHERE k >= 50000 AND k < 50100;
+RESET enable_seqscan;
+SELECT count(*) FROM lk WHERE k >= 50000 AND k < 50100;
+-- keys over a fifth of a page are refused (at btree's third of a page the
+-- tree degenerated), as btree refuses those over a third
+DO $$
+BEGIN
+	INSERT INTO lk VALUES (1, lk_pad(1, 70));
+	RAISE NOTICE 'key of 2240 bytes: accepted';
+EXCEPTION WHEN program_limit_exceeded THEN
+	RAISE NOTICE 'key of 2240 bytes: %', SQLERRM;
+END $$;
+DROP TABLE lk;
+DROP FUNCTION lk_pad(int, int);

@@ -365,11 +365,14 @@ build_leaf_delta(Page old, char **items, Size *lens, int nitems,
  * item to insert, newer than every buffered message.
  *
  * Returns FT_FLUSH_NEED_SPLIT, having changed nothing, if the buffer node
- * has no room for the pivots of the leaves the flush would create.
+ * has no room for the pivots of the leaves the flush would create, or if
+ * they would take it past its fanout.  over_fanout waives the fanout (only
+ * bytes count): for a caller that must move messages out of the node above
+ * before this node can be split (see make_pivot_room).
  */
 FtFlushResult
 ft_flush_child(FtTree *tree, Buffer bbuf, int childidx, Buffer lbuf,
-			   const char *extra, Size extralen)
+			   const char *extra, Size extralen, bool over_fanout)
 {
 	Page		bpage = BufferGetPage(bbuf);
 	Page		lpage = BufferGetPage(lbuf);
@@ -467,7 +470,7 @@ ft_flush_child(FtTree *tree, Buffer bbuf, int childidx, Buffer lbuf,
 	 */
 	if (npages > 1 &&
 		(PageGetExactFreeSpace(bpage) + freed < needed ||
-		 (FtPageGetOpaque(bpage)->ft_nchildren >= 2 &&
+		 (!over_fanout && FtPageGetOpaque(bpage)->ft_nchildren >= 2 &&
 		  FtPageGetOpaque(bpage)->ft_nchildren + npages - 1 >
 		  ft_node_child_limit(tree, FtPageGetOpaque(bpage)->ft_level,
 							  PageGetMaxOffsetNumber(bpage) + 1 -
@@ -718,11 +721,12 @@ move_messages(FtTree *tree, Buffer ubuf, OffsetNumber first,
  *
  * Returns FT_FLUSH_NEED_SPLIT if the lower node must be split first (a
  * leaf flush needs room for pivots it does not have); *splitkey (palloc'd)
- * then is a key on the path to it.
+ * then is a key on the path to it.  over_fanout lets the lower node's leaf
+ * flushes take it past its fanout (ft_flush_child).
  */
 FtFlushResult
 ft_flush_to_node(FtTree *tree, Buffer ubuf, int xidx, char **splitkey,
-				 Size *splitkeylen)
+				 Size *splitkeylen, bool over_fanout)
 {
 	Page		upage = BufferGetPage(ubuf);
 	Buffer		xbuf = ft_getbuf(tree, ft_child_block(upage, xidx),
@@ -755,7 +759,8 @@ ft_flush_to_node(FtTree *tree, Buffer ubuf, int xidx, char **splitkey,
 									 BUFFER_LOCK_EXCLUSIVE);
 
 		CHECK_FOR_INTERRUPTS();
-		if (ft_flush_child(tree, xbuf, heavy, lbuf, NULL, 0) == FT_FLUSH_NEED_SPLIT)
+		if (ft_flush_child(tree, xbuf, heavy, lbuf, NULL, 0,
+						   over_fanout) == FT_FLUSH_NEED_SPLIT)
 			goto need_split;
 	}
 

@@ -57,7 +57,7 @@ ft_check_item_size(FtTree *tree, Size len)
 						len, ft_tree_max_item_size(tree),
 						ft_relkind_name(tree->rel), RelationGetRelationName(tree->rel)),
 				 ft_relation_is_index(tree->rel) ?
-				 errhint("Values larger than 1/3 of a buffer page cannot be indexed.") : 0));
+				 errhint("Values larger than 1/5 of a buffer page cannot be indexed by fractam; index a hash of the value, or use btree.") : 0));
 }
 
 typedef enum LeafInsertResult
@@ -603,7 +603,7 @@ apply_with_rewrite(FtTree *tree, Buffer bbuf, int childidx,
 		UnlockReleaseBuffer(lbuf);
 		return res == LEAF_INSERTED ? INSERT_DONE : key_step(res);
 	}
-	if (ft_flush_child(tree, bbuf, childidx, lbuf, item, len) == FT_FLUSH_DONE)
+	if (ft_flush_child(tree, bbuf, childidx, lbuf, item, len, false) == FT_FLUSH_DONE)
 		return INSERT_DONE;
 	return INSERT_RETRY;
 }
@@ -621,7 +621,7 @@ drain_into_leaf(FtTree *tree, Buffer bbuf, const InsertTarget *t,
 {
 	Buffer		lbuf = ft_getbuf(tree, t->child, BUFFER_LOCK_EXCLUSIVE);
 
-	if (ft_flush_child(tree, bbuf, t->childidx, lbuf, item, len) == FT_FLUSH_DONE)
+	if (ft_flush_child(tree, bbuf, t->childidx, lbuf, item, len, false) == FT_FLUSH_DONE)
 		return INSERT_DONE;
 	return INSERT_RETRY;
 }
@@ -786,7 +786,7 @@ insert_two_level(FtTree *tree, const char *item, Size len, FtDescent *d,
 
 		if (exclusive &&
 			ft_flush_to_node(tree, tbuf, t.childidx, &splitkey,
-							 &splitkeylen) == FT_FLUSH_NEED_SPLIT)
+							 &splitkeylen, false) == FT_FLUSH_NEED_SPLIT)
 		{
 			UnlockReleaseBuffer(tbuf);
 			ft_make_room(tree, splitkey, splitkeylen, 1);
@@ -833,7 +833,7 @@ insert_two_level(FtTree *tree, const char *item, Size len, FtDescent *d,
 		FtFlushResult res;
 
 		res = ft_flush_to_node(tree, tbuf, ft_heaviest_child(tree, tpage),
-							   &splitkey, &splitkeylen);
+							   &splitkey, &splitkeylen, false);
 		UnlockReleaseBuffer(tbuf);
 		if (res == FT_FLUSH_NEED_SPLIT)
 		{
@@ -946,7 +946,7 @@ insert_one_level(FtTree *tree, const char *item, Size len, FtDescent *d,
 									 BUFFER_LOCK_EXCLUSIVE);
 		FtFlushResult res;
 
-		res = ft_flush_child(tree, d->buf, heavy, lbuf, NULL, 0);
+		res = ft_flush_child(tree, d->buf, heavy, lbuf, NULL, 0, false);
 		/* the next flush of this node will go here: start reading it */
 		if (res == FT_FLUSH_DONE)
 			(void) PrefetchBuffer(tree->rel, MAIN_FORKNUM,

@@ -14,10 +14,18 @@
 #include "storage/bufmgr.h"
 #include "utils/rel.h"
 
-/* Largest item the tree accepts (also bounds pivots and messages) */
+/*
+ * Largest item the tree accepts (also bounds pivots and messages): a fifth
+ * of a page (1600 bytes with 8 kB pages).  A buffer node must hold its
+ * high key, two pivots, the room kept for one more pivot (FT_PIVOT_ROOM)
+ * and a message, each up to this size; with btree's third of a page a
+ * level-2 node could hold only one pivot, and trees of such keys grew
+ * chains of one-child nodes (dozens of levels, more internal pages than
+ * leaves).
+ */
 #define FT_MAX_ITEM_SIZE \
-	MAXALIGN_DOWN((BLCKSZ - MAXALIGN(SizeOfPageHeaderData + 3 * sizeof(ItemIdData)) - \
-				   MAXALIGN(sizeof(FtPageOpaqueData))) / 3 - 16)
+	MAXALIGN_DOWN((BLCKSZ - MAXALIGN(SizeOfPageHeaderData + 5 * sizeof(ItemIdData)) - \
+				   MAXALIGN(sizeof(FtPageOpaqueData))) / 5 - 16)
 
 /* Room a level-2 buffer node keeps for one more pivot (see ft_split.c) */
 #define FT_PIVOT_ROOM(tree) \
@@ -209,11 +217,12 @@ typedef enum FtFlushResult
 
 extern FtFlushResult ft_flush_child(FtTree *tree, Buffer bbuf, int childidx,
 									Buffer lbuf, const char *extra,
-									Size extralen);
+									Size extralen, bool over_fanout);
 extern int	ft_heaviest_child(FtTree *tree, Page page);
 extern int	ft_heaviest_slice(FtTree *tree, Page page, Size *slicebytes);
 extern FtFlushResult ft_flush_to_node(FtTree *tree, Buffer ubuf, int xidx,
-									  char **splitkey, Size *splitkeylen);
+									  char **splitkey, Size *splitkeylen,
+									  bool over_fanout);
 extern void ft_prefetch_move_leaves(FtTree *tree, BlockNumber xblk,
 									Size need);
 

@@ -47,7 +47,9 @@ needs_split(Page page, bool force, Size itemlen)
 	if (FtPageIsBuffer(opaque))
 		return opaque->ft_nchildren >= 2 &&
 			(force || pivot_bytes(page) > FT_BUFFER_PIVOT_LIMIT);
-	return PageGetExactFreeSpace(page) < FT_PIVOT_RESERVE;
+	/* one pivot and a high key always leave room for another pivot */
+	return opaque->ft_nchildren >= 2 &&
+		PageGetExactFreeSpace(page) < FT_PIVOT_RESERVE;
 }
 
 /* buffer-node split also due to fanout; needs the tree's settings */
@@ -152,20 +154,32 @@ build_internal_halves(FtTree *tree, Page src, int m, BlockNumber rightblk,
 }
 
 /*
- * Choose the child index at which to split an internal page: balance the
- * bytes of pivots and their message slices.
+ * Choose the child index m at which to split an internal page (children
+ * 0..m-1 stay left): the one that leaves the larger half smallest, in
+ * bytes of pivots and their message slices.  Pivot m's key moves: it
+ * becomes the left half's high key and the right half's first pivot keeps
+ * only its header, so each candidate is weighed with that.  Counting the
+ * key only once (or counting the first pivot, which has no key, like the
+ * others) would put most of a page of long keys on the left and leave a
+ * right half with one child; such halves stack up into chains of
+ * one-child nodes that add levels without adding fanout.  Ties go to the
+ * most even split by children.
  */
 static int
 choose_split_child(FtTree *tree, Page page)
 {
 	FtPageOpaque opaque = FtPageGetOpaque(page);
 	OffsetNumber first = FtFirstDataOffset(opaque);
-	Size	   *bytes = palloc0(sizeof(Size) * opaque->ft_nchildren);
+	int			n = opaque->ft_nchildren;
+	Size	   *bytes = palloc0(sizeof(Size) * n);
 	Size		total = 0;
 	Size		acc = 0;
+	Size		best_cost = 0;
+	int			best = -1;
 	int			i;
 
-	for (i = 0; i < opaque->ft_nchildren; i++)
+	Assert(n >= 2);
+	for (i = 0; i < n; i++)
 	{
 		bytes[i] = ft_item_space(ItemIdGetLength(PageGetItemId(page, first + i)));
 		if (FtPageIsBuffer(opaque))
@@ -180,15 +194,29 @@ choose_split_child(FtTree *tree, Page page)
 		}
 		total += bytes[i];
 	}
-	for (i = 0; i < opaque->ft_nchildren - 1; i++)
+	for (i = 1; i < n; i++)
 	{
-		acc += bytes[i];
-		if (acc >= total / 2)
-			break;
+		char	   *key;
+		Size		keylen;
+		Size		left;
+		Size		right;
+		Size		cost;
+
+		acc += bytes[i - 1];
+		ft_pivot(page, first + i, &key, &keylen);
+		left = acc + ft_item_space(keylen);
+		right = total - acc - (ft_item_space(FT_PIVOT_HDRSZ + keylen) -
+							   ft_item_space(FT_PIVOT_HDRSZ));
+		cost = Max(left, right);
+		if (best < 0 || cost < best_cost ||
+			(cost == best_cost && abs(2 * i - n) < abs(2 * best - n)))
+		{
+			best = i;
+			best_cost = cost;
+		}
 	}
 	pfree(bytes);
-	/* split before child i+1, i.e. children 0..i stay left */
-	return Max(1, Min(i + 1, opaque->ft_nchildren - 1));
+	return best;
 }
 
 /*
@@ -415,6 +443,16 @@ split_root(FtTree *tree, Buffer metabuf, Buffer rootbuf, const char *key,
  * FT_PIVOT_ROOM free (buffer_insert); a split below may have used that
  * room since, so make it again by moving messages down (the slices of its
  * heaviest children).  Returns false if that did not work.
+ *
+ * The leaf flushes that make room in a child for those messages may take
+ * the child past its fanout.  They must: the child is often the very node
+ * the caller is about to split (a level-1 node that routed many leaves
+ * while it buffered nothing, and got messages since, see
+ * ft_node_child_limit), and its split needs the pivot room this makes.
+ * Refusing would leave a node that cannot split (one child) or whose
+ * split leaves one dominant child's slice in one half without room for
+ * the pivot of the child's split: "no room for a new pivot".  The child is
+ * split right after, on the same path.
  */
 static bool
 make_pivot_room(FtTree *tree, Buffer buf)
@@ -432,7 +470,7 @@ make_pivot_room(FtTree *tree, Buffer buf)
 		if (PageGetMaxOffsetNumber(page) < FtFirstMsgOffset(FtPageGetOpaque(page)))
 			return false;		/* no messages left to move */
 		if (ft_flush_to_node(tree, buf, ft_heaviest_child(tree, page),
-							 &splitkey, &splitkeylen) == FT_FLUSH_NEED_SPLIT)
+							 &splitkey, &splitkeylen, true) == FT_FLUSH_NEED_SPLIT)
 		{
 			pfree(splitkey);
 			return false;
