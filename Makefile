@@ -31,6 +31,7 @@ OBJS = \
 	src/am/table/table_freeze.o \
 	src/am/table/table_vm.o \
 	src/am/table/table_partition.o \
+	src/am/table/table_options.o \
 	src/am/table/table_executor.o \
 	src/am/table/table_stats.o \
 	src/ft/ft_init.o \

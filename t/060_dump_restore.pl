@@ -19,7 +19,8 @@ $node->start;
 $node->safe_psql('postgres', 'CREATE DATABASE src');
 $node->safe_psql('src', q{
 	CREATE EXTENSION fractam;
-	CREATE TABLE plain (id int PRIMARY KEY, v text) USING fractam;
+	CREATE TABLE plain (id int PRIMARY KEY, v text) USING fractam
+	  WITH (fanout = 8, autovacuum_enabled = false);
 	CREATE INDEX plain_v ON plain USING fractam (v);
 	INSERT INTO plain SELECT g, md5(g::text) FROM generate_series(1, 5000) g;
 	DELETE FROM plain WHERE id % 7 = 0;
@@ -44,6 +45,9 @@ for my $rel ('plain', 'events_d1')
 	is($node->safe_psql('dst', "$am_of '$rel'"), 'fractam', "$rel is a fractam table after restore");
 }
 is($node->safe_psql('dst', "$am_of 'plain_v'"), 'fractam_index', 'its fractam index too');
+is($node->safe_psql('dst', "SELECT reloptions FROM pg_class WHERE relname = 'plain'"),
+	'{autovacuum_enabled=false,fanout=8}',
+	'the table\'s fractam and heap storage parameters are restored');
 for my $q ('SELECT count(*), sum(id), md5(string_agg(v, \',\' ORDER BY id)) FROM plain',
 	'SELECT count(*), sum(id) FROM events')
 {

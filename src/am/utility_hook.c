@@ -8,7 +8,9 @@
  * hook rewrites the access method name "fractam" to fractam_index in
  * CREATE INDEX, in EXCLUDE constraints and in operator class / family
  * commands, before standard processing.  It also lets a partitioned table
- * pass fractam on to its new partitions (src/am/table/table_partition.c).
+ * pass fractam on to its new partitions (src/am/table/table_partition.c),
+ * and keeps fractam's storage parameters of tables (fanout) away from
+ * heap's validation (src/am/table/table_options.c).
  *
  *-------------------------------------------------------------------------
  */
@@ -133,6 +135,7 @@ fractam_utility(PlannedStmt *pstmt, const char *queryString,
 	RangeVar   *mark = NULL;
 	bool		mark_on = false;
 	bool		run = true;
+	FractamTableOptionsWork *options = NULL;
 
 	if (needs_mapping(pstmt->utilityStmt))
 	{
@@ -148,6 +151,13 @@ fractam_utility(PlannedStmt *pstmt, const char *queryString,
 		readOnlyTree = false;
 		run = fractam_partition_rewrite(pstmt->utilityStmt, &mark, &mark_on);
 	}
+	if (run && fractam_table_options_needs_rewrite(pstmt->utilityStmt))
+	{
+		if (readOnlyTree)
+			pstmt = copyObject(pstmt);
+		readOnlyTree = false;
+		options = fractam_table_options_rewrite(pstmt->utilityStmt, &run);
+	}
 	if (!run)
 		;						/* nothing left but the mark */
 	else if (prev_utility_hook)
@@ -158,6 +168,8 @@ fractam_utility(PlannedStmt *pstmt, const char *queryString,
 								params, queryEnv, dest, qc);
 	if (mark)
 		fractam_partition_mark(mark, mark_on);
+	if (options)
+		fractam_table_options_apply(options);
 }
 
 void

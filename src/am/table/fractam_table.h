@@ -115,13 +115,35 @@ typedef union FractamHeaderCopy
 } FractamHeaderCopy;
 
 /* Per-relation state of a backend (table_storage.c: not in rd_amcache) */
+/* fractam's storage parameters of a table (table_options.c) */
+typedef struct FractamTableOptions
+{
+	int32		vl_len_;		/* varlena header (do not touch directly!) */
+	int			fanout;
+} FractamTableOptions;
+
+#define FRACTAM_TABLE_DEFAULT_FANOUT	16
+
 typedef struct FractamTableCache
 {
 	RelFileNode node;			/* the relation file it belongs to */
+	bool		options_loaded; /* options valid (reset by invalidations) */
+	FractamTableOptions options;
 	FtRootCache rootcache;
 	FtRowId		next_rowid;		/* this backend's range of row ids */
 	FtRowId		end_rowid;
 } FractamTableCache;
+
+/* table_options.c */
+typedef struct FractamTableOptionsWork FractamTableOptionsWork;
+extern void fractam_table_options_init(void);
+extern bool fractam_table_options_needs_rewrite(Node *stmt);
+extern FractamTableOptionsWork *fractam_table_options_rewrite(Node *stmt,
+															  bool *run);
+extern void fractam_table_options_apply(FractamTableOptionsWork *work);
+extern void fractam_reloptions_update(Oid relid, List *set, List *reset);
+extern void fractam_table_options_load(Relation rel,
+									   FractamTableOptions *opts);
 
 /* table_storage.c */
 extern void fractam_table_tree(Relation rel, FtTree *tree);

@@ -29,6 +29,7 @@ fractam_table_init(void)
 							 (double) (FRACTAM_ROWID_LIMIT - 1),
 							 PGC_SUSET, GUC_NOT_IN_SAMPLE, NULL, NULL, NULL);
 	fractam_table_cache_init();
+	fractam_table_options_init();
 }
 
 static Oid

@@ -214,15 +214,6 @@ fractam_partition_mark(RangeVar *rv, bool on)
 {
 	Oid			relid = RangeVarGetRelidExtended(rv, AccessExclusiveLock, 0,
 												 NULL, NULL);
-	Relation	pgclass;
-	HeapTuple	tup;
-	HeapTuple	newtup;
-	Datum		datum;
-	bool		isnull;
-	Datum		newopts;
-	Datum		values[Natts_pg_class] = {0};
-	bool		nulls[Natts_pg_class] = {0};
-	bool		replace[Natts_pg_class] = {0};
 	List	   *def;
 
 	if (get_rel_relkind(relid) != RELKIND_PARTITIONED_TABLE)
@@ -232,27 +223,10 @@ fractam_partition_mark(RangeVar *rv, bool on)
 	if (!pg_class_ownercheck(relid, GetUserId()))
 		aclcheck_error(ACLCHECK_NOT_OWNER, OBJECT_TABLE, rv->relname);
 
-	pgclass = table_open(RelationRelationId, RowExclusiveLock);
-	tup = SearchSysCacheCopy1(RELOID, ObjectIdGetDatum(relid));
-	if (!HeapTupleIsValid(tup))
-		elog(ERROR, "cache lookup failed for relation %u", relid);
-	datum = SysCacheGetAttr(RELOID, tup, Anum_pg_class_reloptions, &isnull);
 	/* (a RESET names the option without a value) */
 	def = list_make1(makeDefElem(pstrdup(PARTITIONS_OPTION),
 								 on ? (Node *) makeString(pstrdup("true")) : NULL,
 								 -1));
-	newopts = transformRelOptions(isnull ? (Datum) 0 : datum, def, NULL, NULL,
-								  false, !on);
-	if (newopts != (Datum) 0)
-		values[Anum_pg_class_reloptions - 1] = newopts;
-	else
-		nulls[Anum_pg_class_reloptions - 1] = true;
-	replace[Anum_pg_class_reloptions - 1] = true;
-	newtup = heap_modify_tuple(tup, RelationGetDescr(pgclass), values, nulls,
-							   replace);
-	CatalogTupleUpdate(pgclass, &newtup->t_self, newtup);
-	heap_freetuple(newtup);
-	heap_freetuple(tup);
-	table_close(pgclass, RowExclusiveLock);
+	fractam_reloptions_update(relid, on ? def : NIL, on ? NIL : def);
 	CommandCounterIncrement();
 }

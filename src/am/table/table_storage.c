@@ -27,9 +27,6 @@
 #include "utils/memutils.h"
 #include "utils/snapmgr.h"
 
-/* fanout of a table's buffer nodes (they only route: tables never buffer) */
-#define FRACTAM_TABLE_FANOUT	16
-
 /* Items compare by their row id, the first FRACTAM_ROWID_SIZE bytes */
 static int
 rowid_compare(void *arg, const char *a, Size alen, const char *b, Size blen)
@@ -154,8 +151,15 @@ table_cache(Relation rel)
 		entry->invalidated = false;
 	else if (entry->invalidated)
 	{
+		/* the table's options may have changed */
+		entry->cache.options_loaded = false;
 		entry->invalidated = false;
 		table_caches_invalidated--;
+	}
+	if (!entry->cache.options_loaded)
+	{
+		fractam_table_options_load(rel, &entry->cache.options);
+		entry->cache.options_loaded = true;
 	}
 	return &entry->cache;
 }
@@ -186,7 +190,8 @@ fractam_table_tree(Relation rel, FtTree *tree)
 	tree->rel = rel;
 	tree->cmp = rowid_compare;
 	tree->cmp_arg = NULL;
-	tree->fanout = FRACTAM_TABLE_FANOUT;
+	/* a table's buffer nodes only route: tables never buffer */
+	tree->fanout = cache->options.fanout;
 	tree->fillfactor = 100;
 	tree->buffering = false;
 	tree->direct_apply = true;

@@ -1,0 +1,95 @@
+--
+-- fractam_table_options: storage parameters of fractam tables.  PostgreSQL
+-- 15 checks a table's parameters against heap's list; fractam's (fanout)
+-- pass through the utility hook into pg_class.reloptions, where pg_dump
+-- finds them and ROLLBACK undoes them, beside heap's own.
+--
+CREATE TABLE o_small (a int) USING fractam WITH (fanout = 4);
+CREATE TABLE o_wide (a int) USING fractam WITH (fanout = 64, fillfactor = 90,
+                                                autovacuum_enabled = false);
+CREATE TABLE o_default (a int) USING fractam;
+SELECT relname, reloptions FROM pg_class
+WHERE relname IN ('o_small', 'o_wide', 'o_default') ORDER BY relname;
+
+-- the tree uses it: a narrow fanout takes more internal pages
+INSERT INTO o_small SELECT generate_series(1, 300000);
+INSERT INTO o_wide SELECT generate_series(1, 300000);
+INSERT INTO o_default SELECT generate_series(1, 300000);
+SELECT s.buffer_pages + s.routing_pages > d.buffer_pages + d.routing_pages AS small_has_more_internal,
+       w.buffer_pages + w.routing_pages < d.buffer_pages + d.routing_pages AS wide_has_fewer_internal,
+       s.height >= d.height AS small_not_lower
+FROM fractam_stats('o_small') s, fractam_stats('o_wide') w, fractam_stats('o_default') d;
+SELECT fractam_verify('o_small'), fractam_verify('o_wide');
+SELECT count(*), sum(a) FROM o_small;
+
+-- bad values and misplaced parameters: heap's kind of errors
+CREATE TABLE o_bad (a int) USING fractam WITH (fanout = 1);
+CREATE TABLE o_bad (a int) USING fractam WITH (fanout = 'wide');
+CREATE TABLE o_bad (a int) USING heap WITH (fanout = 8);
+CREATE TABLE o_bad (a int) PARTITION BY RANGE (a) WITH (fanout = 8);
+CREATE TABLE o_bad (a int) USING fractam WITH (fanout_typo = 8);
+ALTER TABLE o_small SET (fanout = 65);
+SELECT count(*) FROM pg_class WHERE relname = 'o_bad';
+
+-- SET and RESET, alone and beside heap's parameters; ROLLBACK undoes them
+BEGIN;
+ALTER TABLE o_small SET (fanout = 8);
+SELECT reloptions FROM pg_class WHERE relname = 'o_small';
+ROLLBACK;
+SELECT reloptions FROM pg_class WHERE relname = 'o_small';
+ALTER TABLE o_small SET (fillfactor = 70);
+ALTER TABLE o_small SET (autovacuum_enabled = false, fanout = 6);
+SELECT reloptions FROM pg_class WHERE relname = 'o_small';
+ALTER TABLE o_small RESET (fillfactor, fanout);
+SELECT reloptions FROM pg_class WHERE relname = 'o_small';
+ALTER TABLE o_wide RESET (fanout);
+ALTER TABLE o_wide RESET (autovacuum_enabled);
+SELECT reloptions FROM pg_class WHERE relname = 'o_wide';
+ALTER TABLE IF EXISTS o_missing SET (fanout = 8);
+-- a heap parameter that heap refuses still fails, and leaves fanout alone
+ALTER TABLE o_small SET (fanout = 12);
+ALTER TABLE o_small SET (fillfactor = 5);
+SELECT reloptions FROM pg_class WHERE relname = 'o_small';
+-- the new fanout applies to what the table grows into
+INSERT INTO o_small SELECT generate_series(300001, 400000);
+SELECT fractam_verify('o_small');
+SELECT count(*), sum(a) FROM o_small;
+
+-- default_table_access_method, as pg_dump restores a table; CREATE TABLE AS
+SET default_table_access_method = fractam;
+CREATE TABLE o_dumped (a int) WITH (fanout = '8');
+CREATE TABLE o_ctas WITH (fanout = 5) AS SELECT a FROM o_small WHERE a <= 1000;
+RESET default_table_access_method;
+CREATE TABLE o_ctas2 USING fractam WITH (fanout = 5) AS SELECT 1 AS a;
+CREATE TABLE o_ctas3 USING heap WITH (fanout = 5) AS SELECT 1 AS a;
+CREATE TABLE IF NOT EXISTS o_ctas2 USING fractam WITH (fanout = 9) AS SELECT 2 AS a;
+CREATE TABLE IF NOT EXISTS o_dumped (a int) USING fractam WITH (fanout = 9);
+SELECT relname, reloptions FROM pg_class
+WHERE relname IN ('o_dumped', 'o_ctas', 'o_ctas2', 'o_ctas3') ORDER BY relname;
+SELECT count(*) FROM o_ctas;
+
+-- a partition of a fractam-marked partitioned table takes them too
+CREATE TABLE o_parted (a int) PARTITION BY RANGE (a) USING fractam;
+CREATE TABLE o_part1 PARTITION OF o_parted FOR VALUES FROM (0) TO (100)
+  WITH (fanout = 7);
+SELECT c.reloptions, a.amname FROM pg_class c JOIN pg_am a ON a.oid = c.relam
+WHERE c.relname = 'o_part1';
+
+-- a table that leaves fractam drops them; one that comes back has none
+ALTER TABLE o_dumped SET ACCESS METHOD heap;
+SELECT reloptions FROM pg_class WHERE relname = 'o_dumped';
+ALTER TABLE o_dumped SET (fillfactor = 50);
+ALTER TABLE o_dumped SET ACCESS METHOD fractam, SET (fanout = 10);
+SELECT reloptions FROM pg_class WHERE relname = 'o_dumped';
+ALTER TABLE o_dumped SET ACCESS METHOD heap, SET (fanout = 10);
+SELECT reloptions FROM pg_class WHERE relname = 'o_dumped';
+
+-- only the owner changes them
+CREATE ROLE o_other;
+SET ROLE o_other;
+ALTER TABLE o_small SET (fanout = 16);
+RESET ROLE;
+DROP ROLE o_other;
+SELECT reloptions FROM pg_class WHERE relname = 'o_small';
+
+DROP TABLE o_small, o_wide, o_default, o_dumped, o_ctas, o_ctas2, o_parted;
