@@ -16,6 +16,7 @@
 #include "ft/ft_int.h"
 #include "access/transam.h"
 #include "miscadmin.h"
+#include "storage/freespace.h"
 #include "storage/indexfsm.h"
 #include "utils/rel.h"
 #include "wal/ft_xlog.h"
@@ -149,7 +150,11 @@ was_visited(VisitMap *v, BlockNumber blkno)
 /*
  * Offer every deleted page the walk did not reach to the free space map.
  * Entries there are only hints: ft_newbuf checks under the page lock that
- * a page is really deleted and old enough before it reuses it.
+ * a page is really deleted and old enough before it reuses it.  A page the
+ * map already offers is not read again (taking a page from the map clears
+ * its entry, GetFreeIndexPage): a VACUUM that skips most of the tree then
+ * does not read every deleted page each time.  Entries a crash lost are
+ * found again here.
  */
 static void
 record_unreached_free_pages(FtTree *tree, VisitMap *v)
@@ -162,7 +167,8 @@ record_unreached_free_pages(FtTree *tree, VisitMap *v)
 		Page		page;
 		bool		isfree;
 
-		if (was_visited(v, blkno))
+		if (was_visited(v, blkno) ||
+			GetRecordedFreeSpace(tree->rel, blkno) >= BLCKSZ / 2)
 			continue;
 		CHECK_FOR_INTERRUPTS();
 		buf = ReadBuffer(tree->rel, blkno);

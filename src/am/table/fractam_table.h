@@ -358,12 +358,13 @@ extern void fractam_relation_vacuum(Relation rel, struct VacuumParams *params,
 /* table_vm.c */
 extern void fractam_vm_clear(Relation rel, FtRowId rowid);
 extern void fractam_vm_clear_frozen(Relation rel, FtRowId rowid);
-extern bool fractam_vm_range_frozen(Relation rel, FtRowId first, FtRowId end,
-									Buffer *vmbuf);
+extern bool fractam_vm_range_marked(Relation rel, FtRowId first, FtRowId end,
+									uint8 flags, Buffer *vmbuf);
 extern void fractam_vm_leaf_insert_hook(FtTree *tree, const char *item,
 										Size len);
 extern void fractam_vm_cover(Relation rel, FtRowId last_rowid);
-extern BlockNumber fractam_vm_vacuum(Relation rel, TransactionId oldest_xmin);
+extern BlockNumber fractam_vm_vacuum(Relation rel, TransactionId oldest_xmin,
+									 uint8 skip);
 extern void fractam_vm_verify(Relation rel);
 
 /* table_stats.c */

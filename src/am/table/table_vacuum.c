@@ -19,7 +19,10 @@
  * the leaf under the same cleanup lock (one XLOG_FT_PATCHES record per
  * leaf).  relfrozenxid and relminmxid then advance to the oldest
  * transaction and MultiXact still stored in the table after freezing
- * (never further): the pass reads every version anyway.  Unlike heap's,
+ * (never further): the pass reads every version but those of all-frozen
+ * ranges.  A VACUUM that need not advance them (not aggressive) skips
+ * all-visible ranges too, as heap skips all-visible pages, and leaves them
+ * where they are if it skipped a version that is not frozen.  Unlike heap's,
  * a MultiXact some of whose members still run is not rebuilt: it stays,
  * and it and all its members hold relminmxid and relfrozenxid back until
  * a VACUUM after they end.
@@ -37,6 +40,7 @@
 #include "access/genam.h"
 #include "access/multixact.h"
 #include "access/transam.h"
+#include "access/visibilitymap.h"
 #include "access/xact.h"
 #include "am/fractam.h"
 #include "am/table/fractam_table.h"
@@ -64,6 +68,8 @@ typedef struct VacuumPassState
 	double		recently_dead;
 	TransactionId min_xid;		/* oldest xid still stored */
 	MultiXactId min_multi;		/* oldest MultiXact still stored */
+	uint8		skip_flags;		/* visibility-map bits of ranges to skip */
+	bool		skipped_unfrozen;	/* skipped a range not all-frozen */
 } VacuumPassState;
 
 /* The bytes of a version's header that freezing changed, as a patch */
@@ -161,15 +167,19 @@ remove_collected(const char *item, Size len, void *arg, FtVacuumPatch *patch)
 
 /*
  * ft_vacuum's skip callback (both passes): the leaves holding row ids
- * [lo, hi) have nothing to remove or freeze, and no xid relfrozenxid must
- * wait for, if every pseudo-block of the range is marked all-frozen.  A
- * writer clears a pseudo-block's bits before it changes a version there,
- * and a change made after this look is too new for this VACUUM to remove
- * or freeze (its xid is not before OldestXmin).  The open end of the
- * table is always read.
+ * [lo, hi) have nothing to remove if every pseudo-block of the range is
+ * marked all-visible, and nothing to freeze and no xid relfrozenxid must
+ * wait for if they are all marked all-frozen.  A writer clears a
+ * pseudo-block's bits before it changes a version there, and a change
+ * made after this look is too new for this VACUUM to remove or freeze (its
+ * xid is not before OldestXmin).  An aggressive VACUUM (one that must
+ * advance relfrozenxid) skips only all-frozen ranges; any other skips
+ * all-visible ones too, as heap skips its all-visible pages, and then
+ * leaves relfrozenxid where it is if one of them was not all-frozen.  The
+ * open end of the table is always read.
  */
 static bool
-skip_frozen(const char *lo, Size lolen, const char *hi, Size hilen,
+skip_marked(const char *lo, Size lolen, const char *hi, Size hilen,
 			void *arg)
 {
 	VacuumPassState *st = (VacuumPassState *) arg;
@@ -182,8 +192,13 @@ skip_frozen(const char *lo, Size lolen, const char *hi, Size hilen,
 		   (lo == NULL || lolen >= FRACTAM_ROWID_SIZE));
 	first = lo ? fractam_item_rowid(lo) : st->first_rowid;
 	end = fractam_item_rowid(hi);
-	if (!fractam_vm_range_frozen(st->rel, first, end, &st->vmbuf))
+	if (!fractam_vm_range_marked(st->rel, first, end, st->skip_flags,
+								 &st->vmbuf))
 		return false;
+	if (st->skip_flags != VISIBILITYMAP_ALL_FROZEN &&
+		!fractam_vm_range_marked(st->rel, first, end, VISIBILITYMAP_ALL_FROZEN,
+								 &st->vmbuf))
+		st->skipped_unfrozen = true;
 	st->skipped_rowids += end - first;
 	return true;
 }
@@ -228,15 +243,17 @@ fractam_relation_vacuum(Relation rel, struct VacuumParams *params,
 	BlockNumber skipped = 0;	/* leaves the last first pass skipped */
 	double		skipped_rowids = 0;
 	double		live;
+	bool		aggressive;
+	FtVacuumSkipFn skip;
 
 	pgstat_progress_start_command(PROGRESS_COMMAND_VACUUM,
 								  RelationGetRelid(rel));
-	vacuum_set_xid_limits(rel, params->freeze_min_age,
-						  params->freeze_table_age,
-						  params->multixact_freeze_min_age,
-						  params->multixact_freeze_table_age,
-						  &oldest_xmin, &oldest_mxact, &freeze_limit,
-						  &multi_cutoff);
+	aggressive = vacuum_set_xid_limits(rel, params->freeze_min_age,
+									   params->freeze_table_age,
+									   params->multixact_freeze_min_age,
+									   params->multixact_freeze_table_age,
+									   &oldest_xmin, &oldest_mxact,
+									   &freeze_limit, &multi_cutoff);
 
 	vac_open_indexes(rel, RowExclusiveLock, &nindexes, &indrels);
 	/* indexes are vacuumed one after the other (as heap's temp tables) */
@@ -258,6 +275,14 @@ fractam_relation_vacuum(Relation rel, struct VacuumParams *params,
 	st.freeze_limit = freeze_limit;
 	st.dead = palloc(vac_max_items_to_alloc_size(max_items));
 	st.dead->max_items = max_items;
+	/* what may be skipped (skip_marked); DISABLE_PAGE_SKIPPING: nothing */
+	if (params->options & VACOPT_DISABLE_PAGE_SKIPPING)
+		st.skip_flags = 0;
+	else if (aggressive)
+		st.skip_flags = VISIBILITYMAP_ALL_FROZEN;
+	else
+		st.skip_flags = VISIBILITYMAP_ALL_VISIBLE;
+	skip = st.skip_flags != 0 ? skip_marked : NULL;
 
 	fractam_table_tree(rel, &tree);
 	for (;;)
@@ -280,7 +305,7 @@ fractam_relation_vacuum(Relation rel, struct VacuumParams *params,
 			TransactionIdRetreat(horizon);
 			ft_log_removal_horizon(&tree, fractam_full_xid(horizon));
 		}
-		ft_vacuum(&tree, vacuum_version, skip_frozen, &st, &fres);
+		ft_vacuum(&tree, vacuum_version, skip, &st, &fres);
 		skipped = fres.leaves_skipped;
 		skipped_rowids = st.skipped_rowids;
 		passes++;
@@ -313,14 +338,14 @@ fractam_relation_vacuum(Relation rel, struct VacuumParams *params,
 			 */
 			pgstat_progress_update_param(PROGRESS_VACUUM_PHASE,
 										 PROGRESS_VACUUM_PHASE_VACUUM_HEAP);
-			ft_vacuum(&tree, remove_collected, skip_frozen, &st, &fres);
+			ft_vacuum(&tree, remove_collected, skip, &st, &fres);
 		}
 		if (!st.overflowed)
 			break;
 	}
 
 	/* the indexes lost the removed versions' entries: mark what is settled */
-	all_visible = fractam_vm_vacuum(rel, oldest_xmin);
+	all_visible = fractam_vm_vacuum(rel, oldest_xmin, st.skip_flags);
 
 	/*
 	 * Live versions in the skipped ranges are estimated as heap estimates
@@ -365,9 +390,17 @@ fractam_relation_vacuum(Relation rel, struct VacuumParams *params,
 
 	/*
 	 * The last pass saw every version still stored (an overflowing pass is
-	 * always followed by another): nothing older than its minima remains,
-	 * and nothing a later transaction stores can be older than the cutoffs.
+	 * always followed by another) but those of all-frozen ranges: nothing
+	 * older than its minima remains, and nothing a later transaction stores
+	 * can be older than the cutoffs.  Unless it skipped a range whose
+	 * versions are not all frozen: then relfrozenxid and relminmxid stay
+	 * (invalid values leave them).
 	 */
+	if (st.skipped_unfrozen)
+	{
+		st.min_xid = InvalidTransactionId;
+		st.min_multi = InvalidMultiXactId;
+	}
 	vac_update_relstats(rel, nblocks, live + st.recently_dead,
 						Min(all_visible, nblocks), nindexes > 0,
 						st.min_xid, st.min_multi,
@@ -380,9 +413,13 @@ fractam_relation_vacuum(Relation rel, struct VacuumParams *params,
 			(errmsg("table \"%s\": removed %.0f dead row versions in %d passes, %.0f live and %.0f recently dead remain",
 					RelationGetRelationName(rel), total_removed, passes,
 					live, st.recently_dead),
-			 errdetail("%u pages, %u pages freed by this VACUUM, %u leaves skipped (all-frozen); %.0f row versions frozen.",
+			 errdetail("%u pages, %u pages freed by this VACUUM, %u leaves skipped (%s); %.0f row versions frozen%s.",
 					   fres.num_pages, fres.pages_deleted, skipped,
-					   st.frozen)));
+					   st.skip_flags == VISIBILITYMAP_ALL_VISIBLE ?
+					   "all-visible" : "all-frozen",
+					   st.frozen,
+					   st.skipped_unfrozen ?
+					   "; relfrozenxid not advanced (skipped versions not all frozen)" : "")));
 	if (BufferIsValid(st.vmbuf))
 		ReleaseBuffer(st.vmbuf);
 

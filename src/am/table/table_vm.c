@@ -279,22 +279,23 @@ try_set(VmSetState *st, BlockNumber blk, bool frozen_candidate)
 						set_all_visible, st);
 }
 
-/* Is blk marked all-frozen?  (Pins the map page in *vmbuf.) */
+/* Has blk all of the bits flags (none: false)?  (Pins the map page.) */
 static bool
-block_all_frozen(Relation rel, BlockNumber blk, Buffer *vmbuf)
+block_marked(Relation rel, BlockNumber blk, uint8 flags, Buffer *vmbuf)
 {
-	return (visibilitymap_get_status(rel, blk, vmbuf) &
-			VISIBILITYMAP_ALL_FROZEN) != 0;
+	return flags != 0 &&
+		(visibilitymap_get_status(rel, blk, vmbuf) & flags) == flags;
 }
 
 /*
- * Is every pseudo-block holding row ids [first, end) marked all-frozen?
- * (VACUUM skips the leaves of such a range; *vmbuf keeps a map page
- * pinned between calls.)
+ * Is every pseudo-block holding row ids [first, end) marked with flags
+ * (VISIBILITYMAP_ALL_FROZEN, or VISIBILITYMAP_ALL_VISIBLE)?  VACUUM skips
+ * the leaves of such a range; *vmbuf keeps a map page pinned between
+ * calls.
  */
 bool
-fractam_vm_range_frozen(Relation rel, FtRowId first, FtRowId end,
-						Buffer *vmbuf)
+fractam_vm_range_marked(Relation rel, FtRowId first, FtRowId end,
+						uint8 flags, Buffer *vmbuf)
 {
 	BlockNumber blk;
 	BlockNumber last;
@@ -303,7 +304,7 @@ fractam_vm_range_frozen(Relation rel, FtRowId first, FtRowId end,
 		return false;
 	last = (BlockNumber) ((end - 1) / FRACTAM_ROWS_PER_BLOCK);
 	for (blk = (BlockNumber) (first / FRACTAM_ROWS_PER_BLOCK); blk <= last; blk++)
-		if (!block_all_frozen(rel, blk, vmbuf))
+		if (!block_marked(rel, blk, flags, vmbuf))
 			return false;
 	return true;
 }
@@ -313,12 +314,17 @@ fractam_vm_range_frozen(Relation rel, FtRowId first, FtRowId end,
  * the all-visible bit of each pseudo-block whose versions (read here
  * without locks, as candidates) all looked visible to every snapshot, and
  * its all-frozen bit if they all looked frozen, checking again under the
- * leaves' locks.  Runs of pseudo-blocks already all-frozen are skipped
- * (the scan seeks past them).  Returns how many TID blocks are
- * all-visible now (relallvisible, counted as ANALYZE counts it).
+ * leaves' locks.  Runs of pseudo-blocks already marked skip (all-frozen;
+ * or all-visible, for a VACUUM that does not freeze what it skips) are
+ * passed over: the scan seeks past them.  Pseudo-blocks between two
+ * versions that hold none (VACUUM removed all of theirs) are marked too,
+ * as heap marks its empty pages: their row ids are never used again, and
+ * leaves whose ranges span them can then be skipped.  Returns how many TID
+ * blocks are all-visible now (relallvisible, counted as ANALYZE counts
+ * it).
  */
 BlockNumber
-fractam_vm_vacuum(Relation rel, TransactionId oldest_xmin)
+fractam_vm_vacuum(Relation rel, TransactionId oldest_xmin, uint8 skip)
 {
 	VmSetState	st;
 	FtTree		tree;
@@ -326,6 +332,7 @@ fractam_vm_vacuum(Relation rel, TransactionId oldest_xmin)
 	const char *item;
 	Size		len;
 	BlockNumber cur = InvalidBlockNumber;
+	BlockNumber prev = InvalidBlockNumber;	/* last block with a version */
 	bool		candidate = false;
 	bool		frozen_candidate = false;
 	BlockNumber all_visible = 0;
@@ -355,15 +362,32 @@ fractam_vm_vacuum(Relation rel, TransactionId oldest_xmin)
 		{
 			if (cur != InvalidBlockNumber && candidate)
 				try_set(&st, cur, frozen_candidate);
+			/* the empty pseudo-blocks up to this version's */
+			if (more && prev != InvalidBlockNumber)
+			{
+				BlockNumber gap;
+
+				for (gap = prev + 1; gap < blk; gap++)
+				{
+					if (!block_marked(rel, gap, VISIBILITYMAP_ALL_FROZEN,
+									  &st.vmbuf))
+						try_set(&st, gap, true);
+					CHECK_FOR_INTERRUPTS();
+				}
+			}
 			cur = InvalidBlockNumber;
-			if (more && block_all_frozen(rel, blk, &st.vmbuf))
+			if (more)
+				prev = blk;
+			if (more && block_marked(rel, blk, skip, &st.vmbuf))
 			{
 				char		key[FRACTAM_ROWID_SIZE];
 
 				/* nothing to set there: on to the next block that is not */
 				do
 					blk++;
-				while (blk < end_blk && block_all_frozen(rel, blk, &st.vmbuf));
+				while (blk < end_blk && block_marked(rel, blk, skip, &st.vmbuf));
+				/* (blocks skipped over are not empty ones) */
+				prev = blk - 1;
 				fractam_rowid_key((FtRowId) blk * FRACTAM_ROWS_PER_BLOCK, key);
 				ft_scan_seek(scan, key, sizeof(key), true);
 				CHECK_FOR_INTERRUPTS();
