@@ -803,6 +803,12 @@ def workload_setup(res, wl):
     elif wl == "tpcb":
         out.append("pgbench's built-in TPC-B-like script, scale %d, %d clients, %s s. Keys: %s." % (
             st["tpcb_scale"], st["tpcb_clients"], st["tpcb_secs"], pks))
+    elif wl == "tables":
+        out.append("Table access method: COPY FROM of %s rows (~100 bytes each) into a table with a primary "
+                   "key and one secondary index, INSERT ... SELECT of them into a second such table, VACUUM "
+                   "ANALYZE, 3 sequential scans and 3 index-only scans (count(*)) of the first, then point "
+                   "and 100-row range queries through the primary key (1 client, %s s each). Keys: %s."
+                   % (num(st["tb_rows"]), st["tb_secs"], pks))
     out.append("")
     return out
 
