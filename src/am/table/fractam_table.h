@@ -27,8 +27,9 @@
 #include "access/multixact.h"
 #include "access/htup_details.h"
 #include "access/tableam.h"
-#include "storage/lmgr.h"
 #include "ft/ft.h"
+#include "port/pg_bswap.h"
+#include "storage/lmgr.h"
 #include "utils/rel.h"
 #include "utils/snapmgr.h"
 
@@ -71,27 +72,28 @@ fractam_tid_is_valid(ItemPointer tid)
 		ItemPointerGetBlockNumberNoCheck(tid) != InvalidBlockNumber;
 }
 
+/*
+ * Row ids are stored big-endian, so that memcmp orders them.  (A byte loop
+ * here was a fifth of a sequential scan's CPU: the scan decodes each item's
+ * row id several times.)
+ */
 static inline void
 fractam_rowid_key(FtRowId rowid, char *key)
 {
-	int			i;
+	uint64		be = pg_hton64(rowid);
 
-	for (i = FRACTAM_ROWID_SIZE - 1; i >= 0; i--)
-	{
-		key[i] = (char) (rowid & 0xFF);
-		rowid >>= 8;
-	}
+	StaticAssertStmt(FRACTAM_ROWID_SIZE == sizeof(uint64),
+					 "row ids are 8-byte keys");
+	memcpy(key, &be, sizeof(be));
 }
 
 static inline FtRowId
 fractam_item_rowid(const char *item)
 {
-	FtRowId		r = 0;
-	int			i;
+	uint64		be;
 
-	for (i = 0; i < FRACTAM_ROWID_SIZE; i++)
-		r = (r << 8) | (unsigned char) item[i];
-	return r;
+	memcpy(&be, item, sizeof(be));
+	return pg_ntoh64(be);
 }
 
 static inline HeapTupleHeader
