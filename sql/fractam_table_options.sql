@@ -84,6 +84,63 @@ SELECT reloptions FROM pg_class WHERE relname = 'o_dumped';
 ALTER TABLE o_dumped SET ACCESS METHOD heap, SET (fanout = 10);
 SELECT reloptions FROM pg_class WHERE relname = 'o_dumped';
 
+-- the table a CREATE makes gets them, whatever else the name finds: a
+-- temporary table of the same name, a table in a later search_path schema
+CREATE TEMP TABLE o_shadow (a int) USING fractam;
+CREATE TABLE public.o_shadow (a int) USING fractam WITH (fanout = 4);
+CREATE TABLE o_shadow2 (a int) USING fractam WITH (fanout = 5);
+SELECT n.nspname = 'public' AS in_public, c.reloptions
+FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+WHERE c.relname = 'o_shadow' ORDER BY 1;
+CREATE SCHEMA o_app;
+SET search_path = o_app, public;
+CREATE TABLE IF NOT EXISTS o_shadow2 (a int) USING fractam WITH (fanout = 6);
+CREATE TABLE IF NOT EXISTS o_shadow2 (a int) USING fractam WITH (fanout = 7);
+RESET search_path;
+SELECT n.nspname, c.reloptions
+FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+WHERE c.relname = 'o_shadow2' ORDER BY 1;
+CREATE TEMP TABLE o_pshadow (a int);
+CREATE TABLE public.o_pshadow (a int) PARTITION BY RANGE (a) USING fractam;
+SELECT n.nspname = 'public' AS in_public, c.reloptions
+FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+WHERE c.relname = 'o_pshadow' ORDER BY 1;
+DROP TABLE o_shadow, public.o_shadow, o_shadow2, o_app.o_shadow2, o_pshadow,
+  public.o_pshadow;
+DROP SCHEMA o_app;
+
+-- CREATE TABLE AS loads with the new table's fanout
+CREATE TABLE o_ctas4 USING fractam WITH (fanout = 4) AS
+  SELECT generate_series(1, 300000) AS a;
+CREATE TABLE o_ctas16 USING fractam AS SELECT generate_series(1, 300000) AS a;
+SELECT s.buffer_pages + s.routing_pages > d.buffer_pages + d.routing_pages
+  AS narrow_fanout_used
+FROM fractam_stats('o_ctas4') s, fractam_stats('o_ctas16') d;
+-- and a rewriting ALTER TABLE with heap's parameters rebuilds with it too
+ALTER TABLE o_ctas4 ALTER COLUMN a TYPE bigint, SET (autovacuum_enabled = on);
+SELECT reloptions FROM pg_class WHERE relname = 'o_ctas4';
+SELECT s.buffer_pages + s.routing_pages > d.buffer_pages + d.routing_pages
+  AS narrow_fanout_kept, s.leaf_items
+FROM fractam_stats('o_ctas4') s, fractam_stats('o_ctas16') d;
+SELECT fractam_verify('o_ctas4');
+DROP TABLE o_ctas4, o_ctas16;
+
+-- subcommands apply in order; RESET takes names only; read-only refuses
+ALTER TABLE o_small SET (fanout = 8), RESET (fanout);
+SELECT reloptions FROM pg_class WHERE relname = 'o_small';
+ALTER TABLE o_small RESET (fanout), SET (fanout = 9);
+SELECT reloptions FROM pg_class WHERE relname = 'o_small';
+ALTER TABLE o_small RESET (fanout = 3);
+BEGIN READ ONLY;
+ALTER TABLE o_small SET (fanout = 10);
+ROLLBACK;
+SELECT reloptions FROM pg_class WHERE relname = 'o_small';
+
+-- ALTER TABLE naming a fractam index sets the index's own fanout
+CREATE INDEX o_small_a ON o_small USING fractam (a);
+ALTER TABLE o_small_a SET (fanout = 8, buffering = off);
+SELECT reloptions FROM pg_class WHERE relname = 'o_small_a';
+
 -- only the owner changes them
 CREATE ROLE o_other;
 SET ROLE o_other;

@@ -19,6 +19,8 @@
 #include "am/fractam.h"
 #include "am/index/fractam_index.h"
 #include "am/table/fractam_table.h"
+#include "catalog/namespace.h"
+#include "commands/tablecmds.h"
 #include "nodes/parsenodes.h"
 #include "tcop/utility.h"
 
@@ -127,6 +129,20 @@ apply_mapping(Node *stmt)
 }
 
 static void
+run_standard(PlannedStmt *pstmt, const char *queryString, bool readOnlyTree,
+			 ProcessUtilityContext context, ParamListInfo params,
+			 QueryEnvironment *queryEnv, DestReceiver *dest,
+			 QueryCompletion *qc)
+{
+	if (prev_utility_hook)
+		prev_utility_hook(pstmt, queryString, readOnlyTree, context, params,
+						  queryEnv, dest, qc);
+	else
+		standard_ProcessUtility(pstmt, queryString, readOnlyTree, context,
+								params, queryEnv, dest, qc);
+}
+
+static void
 fractam_utility(PlannedStmt *pstmt, const char *queryString,
 				bool readOnlyTree, ProcessUtilityContext context,
 				ParamListInfo params, QueryEnvironment *queryEnv,
@@ -134,8 +150,8 @@ fractam_utility(PlannedStmt *pstmt, const char *queryString,
 {
 	RangeVar   *mark = NULL;
 	bool		mark_on = false;
-	bool		run = true;
 	FractamTableOptionsWork *options = NULL;
+	Oid			mark_relid = InvalidOid;
 
 	if (needs_mapping(pstmt->utilityStmt))
 	{
@@ -149,25 +165,56 @@ fractam_utility(PlannedStmt *pstmt, const char *queryString,
 		if (readOnlyTree)
 			pstmt = copyObject(pstmt);
 		readOnlyTree = false;
-		run = fractam_partition_rewrite(pstmt->utilityStmt, &mark, &mark_on);
+		fractam_partition_rewrite(pstmt->utilityStmt, &mark, &mark_on);
 	}
-	if (run && fractam_table_options_needs_rewrite(pstmt->utilityStmt))
+	if (mark && IsA(pstmt->utilityStmt, AlterTableStmt))
+	{
+		/* the mark needs the lock SET ACCESS METHOD takes: no upgrade later */
+		mark_relid = RangeVarGetRelidExtended(mark, AccessExclusiveLock,
+											  ((AlterTableStmt *) pstmt->utilityStmt)->missing_ok ?
+											  RVR_MISSING_OK : 0,
+											  RangeVarCallbackOwnsRelation, NULL);
+	}
+	if (fractam_table_options_needs_rewrite(pstmt->utilityStmt))
 	{
 		if (readOnlyTree)
 			pstmt = copyObject(pstmt);
 		readOnlyTree = false;
-		options = fractam_table_options_rewrite(pstmt->utilityStmt, &run);
+		options = fractam_table_options_rewrite(pstmt->utilityStmt);
 	}
-	if (!run)
-		;						/* nothing left but the mark */
-	else if (prev_utility_hook)
-		prev_utility_hook(pstmt, queryString, readOnlyTree, context, params,
-						  queryEnv, dest, qc);
+	else if (mark && IsA(pstmt->utilityStmt, CreateStmt))
+		options = fractam_table_options_capture();	/* which table is made */
+
+	if (options)
+	{
+		/* the statement's relations take its options while it runs */
+		FractamTableOptionsWork *outer = fractam_table_options_push(options);
+
+		PG_TRY();
+		{
+			run_standard(pstmt, queryString, readOnlyTree, context, params,
+						 queryEnv, dest, qc);
+		}
+		PG_FINALLY();
+		{
+			fractam_table_options_pop(outer);
+		}
+		PG_END_TRY();
+	}
 	else
-		standard_ProcessUtility(pstmt, queryString, readOnlyTree, context,
-								params, queryEnv, dest, qc);
-	if (mark)
-		fractam_partition_mark(mark, mark_on);
+		run_standard(pstmt, queryString, readOnlyTree, context, params,
+					 queryEnv, dest, qc);
+
+	if (mark && IsA(pstmt->utilityStmt, CreateStmt))
+	{
+		/* the table the CREATE made, by OID (IF NOT EXISTS: none) */
+		Oid			relid = fractam_table_options_relid(options);
+
+		if (OidIsValid(relid))
+			fractam_partition_mark(relid, mark_on);
+	}
+	else if (OidIsValid(mark_relid))
+		fractam_partition_mark(mark_relid, mark_on);
 	if (options)
 		fractam_table_options_apply(options);
 }

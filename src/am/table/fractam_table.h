@@ -140,12 +140,19 @@ typedef struct FractamTableCache
 typedef struct FractamTableOptionsWork FractamTableOptionsWork;
 extern void fractam_table_options_init(void);
 extern bool fractam_table_options_needs_rewrite(Node *stmt);
-extern FractamTableOptionsWork *fractam_table_options_rewrite(Node *stmt,
-															  bool *run);
+extern FractamTableOptionsWork *fractam_table_options_rewrite(Node *stmt);
+extern FractamTableOptionsWork *fractam_table_options_capture(void);
+extern FractamTableOptionsWork *fractam_table_options_push(FractamTableOptionsWork *work);
+extern void fractam_table_options_pop(FractamTableOptionsWork *prev);
 extern void fractam_table_options_apply(FractamTableOptionsWork *work);
+extern Oid	fractam_table_options_relid(FractamTableOptionsWork *work);
 extern void fractam_reloptions_update(Oid relid, List *set, List *reset);
 extern void fractam_table_options_load(Relation rel,
 									   FractamTableOptions *opts);
+extern void fractam_table_options_load_defs(List *defs,
+											FractamTableOptions *opts,
+											bool validate);
+extern bool fractam_table_options_pending(Oid relid);
 
 /* table_storage.c */
 extern void fractam_table_tree(Relation rel, FtTree *tree);
@@ -389,9 +396,9 @@ extern void fractam_table_prepare_plan(struct QueryDesc *queryDesc);
 
 /* table_partition.c (called by the utility hook) */
 extern bool fractam_partition_needs_rewrite(Node *stmt);
-extern bool fractam_partition_rewrite(Node *stmt, RangeVar **mark,
+extern void fractam_partition_rewrite(Node *stmt, RangeVar **mark,
 									  bool *mark_on);
-extern void fractam_partition_mark(RangeVar *rv, bool on);
+extern void fractam_partition_mark(Oid relid, bool on);
 
 /* table_handler.c */
 extern void fractam_table_init(void);

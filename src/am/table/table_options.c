@@ -14,13 +14,28 @@
  * accepted again on restore), and ROLLBACK undoes them.  The relcache's
  * parse of reloptions (without validation) passes over names heap does
  * not know, so heap's parameters (fillfactor, autovacuum_*, toast.*) work
- * beside them unchanged.  While a standard ALTER TABLE SET / RESET runs,
- * fractam's parameters are out of pg_class (within the transaction), as
- * heap's validation would refuse them there too; they are put back after.
- * A table whose access method changes to another drops them.
+ * beside them unchanged.
  *
- * The table's tree reads them through the backend's table cache
- * (fractam_table_tree), reloaded after each invalidation of the table.
+ * While the statement runs, its options are "pending": the tree of the
+ * table it creates or alters (and of the new file a rewriting ALTER TABLE
+ * builds) takes them from here, not from pg_class, so that CREATE TABLE AS
+ * loads and ALTER TABLE rewrites with them.  The table a CREATE made is
+ * known by its OID, from the object access hook, never by looking its
+ * name up again (a temporary table of the same name would shadow it).
+ *
+ * ALTER TABLE: the table is locked first, as strongly as the whole
+ * statement needs (no lock upgrade later) and with PostgreSQL's checks.
+ * The subcommands are applied in order.  A statement left with no
+ * subcommand keeps an empty SET, so that PostgreSQL still runs its checks
+ * (read-only transaction, ownership, event triggers, IF EXISTS).  When
+ * heap's SET / RESET remains, fractam's stored parameters are out of
+ * pg_class while it runs (heap's validation would refuse them), and are
+ * put back after.  A table whose access method changes away from fractam
+ * drops them.
+ *
+ * Only tables: an ALTER TABLE naming an index goes to the index's own
+ * options (fractam indexes have a fanout too); materialized views,
+ * partitioned and foreign tables refuse them, as heap does.
  *
  *-------------------------------------------------------------------------
  */
@@ -29,46 +44,44 @@
 #include "access/htup_details.h"
 #include "access/reloptions.h"
 #include "access/table.h"
+#include "access/tableam.h"
 #include "am/table/fractam_table.h"
 #include "catalog/indexing.h"
 #include "catalog/namespace.h"
+#include "catalog/objectaccess.h"
 #include "catalog/pg_class.h"
 #include "commands/defrem.h"
 #include "commands/tablecmds.h"
 #include "miscadmin.h"
 #include "nodes/makefuncs.h"
-#include "utils/acl.h"
 #include "utils/lsyscache.h"
 #include "utils/rel.h"
 #include "utils/syscache.h"
 
 static relopt_kind table_relopt_kind;
 
-/* fractam's table parameters; add new ones here and to load_options */
+/* fractam's table parameters; add new ones here and to parse_options */
 static const char *const table_option_names[] = {"fanout"};
 
 /* What the utility hook does once standard processing has run */
 struct FractamTableOptionsWork
 {
-	RangeVar   *rel;			/* the table */
-	bool		missing_ok;		/* ALTER TABLE IF EXISTS */
-	bool		skip;			/* CREATE ... IF NOT EXISTS of a table that
-								 * exists: leave it alone */
-	LOCKMODE	lockmode;
-	List	   *set;			/* DefElems to set */
-	List	   *reset;			/* names to reset */
-	List	   *saved;			/* taken out of pg_class for the statement */
+	bool		creating;		/* CREATE TABLE (AS): relid comes from the
+								 * object access hook */
+	Oid			relid;			/* the table, once known */
+	Oid			transient;		/* a rewrite's new relation file */
+	List	   *final;			/* fractam's parameters after the statement */
+	bool		changed;		/* the statement sets or resets them */
+	bool		stripped;		/* taken out of pg_class while it runs */
 	bool		drop_all;		/* the access method changes from fractam */
+	FractamTableOptions parsed; /* final, as the tree uses them */
 };
 
-void
-fractam_table_options_init(void)
-{
-	table_relopt_kind = add_reloption_kind();
-	add_int_reloption(table_relopt_kind, "fanout",
-					  "Maximum number of children of an internal node of a fractam table",
-					  FRACTAM_TABLE_DEFAULT_FANOUT, 2, 64, AccessExclusiveLock);
-}
+/* the statement whose options are pending (a stack, through the hook) */
+static FractamTableOptionsWork *pending = NULL;
+static object_access_hook_type prev_object_access_hook = NULL;
+
+static FractamTableOptions *parse_options(List *ours, bool validate);
 
 static bool
 is_table_option(DefElem *def)
@@ -83,7 +96,7 @@ is_table_option(DefElem *def)
 	return false;
 }
 
-/* Split defs into fractam's (*ours) and the rest (returned) */
+/* Split defs into fractam's (appended to *ours) and the rest (returned) */
 static List *
 split_options(List *defs, List **ours)
 {
@@ -121,6 +134,19 @@ is_relopts_cmd(AlterTableCmd *cmd)
 		cmd->subtype == AT_ReplaceRelOptions;
 }
 
+/* defs without the parameter named name */
+static List *
+without_option(List *defs, const char *name)
+{
+	List	   *result = NIL;
+	ListCell   *lc;
+
+	foreach(lc, defs)
+		if (strcmp(((DefElem *) lfirst(lc))->defname, name) != 0)
+			result = lappend(result, lfirst(lc));
+	return result;
+}
+
 /* fractam's parameters stored for relid (a list of DefElems) */
 static List *
 stored_options(Oid relid)
@@ -139,6 +165,67 @@ stored_options(Oid relid)
 	return ours;
 }
 
+/* Is relid a fractam table?  (Its relcache entry: also one just created.) */
+static bool
+is_fractam_table(Oid relid)
+{
+	Relation	rel = RelationIdGetRelation(relid);
+	bool		result;
+
+	if (!RelationIsValid(rel))
+		return false;
+	result = rel->rd_rel->relkind == RELKIND_RELATION && fractam_is_table(rel);
+	RelationClose(rel);
+	return result;
+}
+
+/*
+ * Object access hook: the relation a pending CREATE makes, or the new file
+ * a pending ALTER's rewrite builds (an internal relation).
+ */
+static void
+options_object_access(ObjectAccessType access, Oid classId, Oid objectId,
+					  int subId, void *arg)
+{
+	if (prev_object_access_hook)
+		prev_object_access_hook(access, classId, objectId, subId, arg);
+	if (pending == NULL || access != OAT_POST_CREATE ||
+		classId != RelationRelationId || subId != 0)
+		return;
+	if (pending->creating && !OidIsValid(pending->relid))
+	{
+		ObjectAccessPostCreate *pc = (ObjectAccessPostCreate *) arg;
+		Relation	rel;
+		char		relkind;
+
+		if (pc && pc->is_internal)
+			return;
+		rel = RelationIdGetRelation(objectId);
+		if (!RelationIsValid(rel))
+			return;
+		relkind = rel->rd_rel->relkind;
+		RelationClose(rel);
+		/* a table (sequences of serial columns come first) */
+		if (relkind == RELKIND_RELATION || relkind == RELKIND_PARTITIONED_TABLE ||
+			relkind == RELKIND_MATVIEW || relkind == RELKIND_FOREIGN_TABLE)
+			pending->relid = objectId;
+	}
+	else if (!pending->creating && OidIsValid(pending->relid) &&
+			 !OidIsValid(pending->transient) && is_fractam_table(objectId))
+		pending->transient = objectId;
+}
+
+void
+fractam_table_options_init(void)
+{
+	table_relopt_kind = add_reloption_kind();
+	add_int_reloption(table_relopt_kind, "fanout",
+					  "Maximum number of children of an internal node of a fractam table",
+					  FRACTAM_TABLE_DEFAULT_FANOUT, 2, 64, AccessExclusiveLock);
+	prev_object_access_hook = object_access_hook;
+	object_access_hook = options_object_access;
+}
+
 /* Is the statement one fractam_table_options_rewrite changes? */
 bool
 fractam_table_options_needs_rewrite(Node *stmt)
@@ -150,12 +237,15 @@ fractam_table_options_needs_rewrite(Node *stmt)
 		case T_CreateStmt:
 			return has_table_option(((CreateStmt *) stmt)->options);
 		case T_CreateTableAsStmt:
-			return ((CreateTableAsStmt *) stmt)->into != NULL &&
+			return ((CreateTableAsStmt *) stmt)->objtype == OBJECT_TABLE &&
+				((CreateTableAsStmt *) stmt)->into != NULL &&
 				has_table_option(((CreateTableAsStmt *) stmt)->into->options);
 		case T_AlterTableStmt:
 			{
 				AlterTableStmt *as = (AlterTableStmt *) stmt;
 				Oid			relid;
+				bool		relopts = false;
+				bool		set_am = false;
 
 				if (as->objtype != OBJECT_TABLE)
 					return false;
@@ -163,113 +253,157 @@ fractam_table_options_needs_rewrite(Node *stmt)
 				{
 					AlterTableCmd *cmd = lfirst(lc);
 
-					if (cmd->subtype == AT_SetAccessMethod ||
-						(is_relopts_cmd(cmd) &&
-						 has_table_option((List *) cmd->def)))
-						return true;
+					set_am |= cmd->subtype == AT_SetAccessMethod;
+					relopts |= is_relopts_cmd(cmd);
 				}
-				/* other SET / RESET: are fractam's stored on the table? */
-				foreach(lc, as->cmds)
-				{
-					if (!is_relopts_cmd(lfirst(lc)))
-						continue;
-					relid = RangeVarGetRelid(as->relation, NoLock, true);
-					return OidIsValid(relid) && stored_options(relid) != NIL;
-				}
-				return false;
+				if (!set_am && !relopts)
+					return false;
+				/* plain tables only: an index has options of its own */
+				relid = RangeVarGetRelid(as->relation, NoLock, true);
+				if (!OidIsValid(relid) || get_rel_relkind(relid) != RELKIND_RELATION)
+					return false;
+				/* a heap table staying heap: heap refuses fanout itself */
+				return set_am || is_fractam_table(relid);
 			}
 		default:
 			return false;
 	}
 }
 
+/* Rewrite a CREATE TABLE (AS): its options without fractam's */
+static void
+rewrite_create(List **options, FractamTableOptionsWork *work)
+{
+	List	   *ours = NIL;
+
+	*options = split_options(*options, &ours);
+	work->creating = true;
+	work->changed = true;
+	work->final = ours;
+}
+
+/*
+ * Rewrite an ALTER TABLE: lock and check the table, apply fractam's
+ * subcommands in order to its stored parameters, leave the rest.
+ */
+static void
+rewrite_alter(AlterTableStmt *as, FractamTableOptionsWork *work)
+{
+	LOCKMODE	lockmode = AlterTableGetLockLevel(as->cmds);
+	List	   *cmds = NIL;
+	bool		heap_relopts = false;
+	ListCell   *lc;
+	ListCell   *dc;
+
+	foreach(lc, as->cmds)
+		if (is_relopts_cmd(lfirst(lc)) && has_table_option((List *) ((AlterTableCmd *) lfirst(lc))->def))
+			lockmode = Max(lockmode, AccessExclusiveLock);
+
+	/* before any catalog change of ours: PostgreSQL's own checks */
+	PreventCommandIfReadOnly("ALTER TABLE");
+	PreventCommandIfParallelMode("ALTER TABLE");
+	PreventCommandDuringRecovery("ALTER TABLE");
+	work->relid = AlterTableLookupRelation(as, lockmode);
+	if (!OidIsValid(work->relid))
+		return;					/* IF EXISTS: PostgreSQL says so */
+
+	work->final = stored_options(work->relid);
+	foreach(lc, as->cmds)
+	{
+		AlterTableCmd *cmd = lfirst(lc);
+		List	   *ours = NIL;
+
+		if (cmd->subtype == AT_SetAccessMethod)
+			work->drop_all = strcmp(cmd->name, "fractam") != 0;
+		if (!is_relopts_cmd(cmd))
+		{
+			cmds = lappend(cmds, cmd);
+			continue;
+		}
+		cmd->def = (Node *) split_options((List *) cmd->def, &ours);
+		if (ours != NIL)
+			work->changed = true;
+		if (cmd->subtype == AT_ReplaceRelOptions)
+			work->final = NIL;
+		foreach(dc, ours)
+		{
+			DefElem    *def = lfirst(dc);
+
+			if (cmd->subtype == AT_ResetRelOptions && def->arg != NULL)
+				ereport(ERROR,
+						(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+						 errmsg("RESET must not include values for parameters")));
+			work->final = without_option(work->final, def->defname);
+			if (cmd->subtype != AT_ResetRelOptions)
+				work->final = lappend(work->final, def);
+		}
+		if (cmd->def == NULL && cmd->subtype != AT_ReplaceRelOptions)
+			continue;			/* only fractam's */
+		heap_relopts = true;
+		cmds = lappend(cmds, cmd);
+	}
+	if (cmds == NIL)
+	{
+		/* an empty SET: PostgreSQL checks the statement and does nothing */
+		AlterTableCmd *cmd = makeNode(AlterTableCmd);
+
+		cmd->subtype = AT_SetRelOptions;
+		cmd->def = NULL;
+		cmds = list_make1(cmd);
+	}
+	as->cmds = cmds;
+
+	/* heap's SET / RESET would refuse fractam's stored parameters */
+	if (heap_relopts)
+	{
+		List	   *stored = stored_options(work->relid);
+
+		if (stored != NIL)
+		{
+			fractam_reloptions_update(work->relid, NIL, stored);
+			CommandCounterIncrement();
+			work->stripped = true;
+		}
+	}
+}
+
 /*
  * Take fractam's parameters out of the statement (a copy the caller owns)
- * and note what to do once it ran (fractam_table_options_apply).  Sets
- * *run to false when nothing is left for standard processing.
+ * and note what to do once it ran (fractam_table_options_apply).  The
+ * caller runs the statement between fractam_table_options_push and _pop.
  */
 FractamTableOptionsWork *
-fractam_table_options_rewrite(Node *stmt, bool *run)
+fractam_table_options_rewrite(Node *stmt)
 {
 	FractamTableOptionsWork *work = palloc0(sizeof(FractamTableOptionsWork));
 
-	*run = true;
-	work->lockmode = AccessExclusiveLock;
 	if (IsA(stmt, CreateStmt))
-	{
-		CreateStmt *cs = (CreateStmt *) stmt;
-
-		work->rel = copyObject(cs->relation);
-		cs->options = split_options(cs->options, &work->set);
-		work->skip = cs->if_not_exists &&
-			OidIsValid(RangeVarGetRelid(cs->relation, NoLock, true));
-	}
+		rewrite_create(&((CreateStmt *) stmt)->options, work);
 	else if (IsA(stmt, CreateTableAsStmt))
-	{
-		CreateTableAsStmt *ctas = (CreateTableAsStmt *) stmt;
-
-		work->rel = copyObject(ctas->into->rel);
-		ctas->into->options = split_options(ctas->into->options, &work->set);
-		work->skip = ctas->if_not_exists &&
-			OidIsValid(RangeVarGetRelid(ctas->into->rel, NoLock, true));
-	}
+		rewrite_create(&((CreateTableAsStmt *) stmt)->into->options, work);
 	else
-	{
-		AlterTableStmt *as = (AlterTableStmt *) stmt;
-		List	   *cmds = NIL;
-		bool		heap_relopts = false;
-		ListCell   *lc;
-		Oid			relid;
+		rewrite_alter((AlterTableStmt *) stmt, work);
 
-		work->rel = copyObject(as->relation);
-		work->missing_ok = as->missing_ok;
-		foreach(lc, as->cmds)
-		{
-			AlterTableCmd *cmd = lfirst(lc);
-
-			if (cmd->subtype == AT_SetAccessMethod)
-				work->drop_all = strcmp(cmd->name, "fractam") != 0;
-			if (is_relopts_cmd(cmd))
-			{
-				List	   *ours = NIL;
-
-				cmd->def = (Node *) split_options((List *) cmd->def, &ours);
-				if (cmd->subtype == AT_ResetRelOptions)
-					work->reset = list_concat(work->reset, ours);
-				else
-					work->set = list_concat(work->set, ours);
-				if (cmd->def == NULL)
-					continue;	/* only fractam's: nothing left to do */
-				heap_relopts = true;
-			}
-			cmds = lappend(cmds, cmd);
-		}
-		as->cmds = cmds;
-		*run = cmds != NIL;
-		if (work->set == NIL && work->reset == NIL)
-			work->lockmode = ShareUpdateExclusiveLock;
-
-		/*
-		 * heap's SET / RESET would refuse fractam's stored parameters: take
-		 * them out until fractam_table_options_apply.  Lock the table first
-		 * (at least as strongly as the statement will), as its owner.
-		 */
-		if (!heap_relopts)
-			return work;
-		relid = RangeVarGetRelidExtended(as->relation, work->lockmode,
-										 as->missing_ok ? RVR_MISSING_OK : 0,
-										 RangeVarCallbackOwnsRelation, NULL);
-		if (OidIsValid(relid))
-		{
-			work->saved = stored_options(relid);
-			if (work->saved != NIL)
-			{
-				fractam_reloptions_update(relid, NIL, work->saved);
-				CommandCounterIncrement();
-			}
-		}
-	}
+	/* bad values fail before anything is done */
+	fractam_table_options_load_defs(work->drop_all ? NIL : work->final,
+									&work->parsed, true);
 	return work;
+}
+
+/* The statement runs: its relations use its options (see the header) */
+FractamTableOptionsWork *
+fractam_table_options_push(FractamTableOptionsWork *work)
+{
+	FractamTableOptionsWork *prev = pending;
+
+	pending = work;
+	return prev;
+}
+
+void
+fractam_table_options_pop(FractamTableOptionsWork *prev)
+{
+	pending = prev;
 }
 
 /*
@@ -328,7 +462,7 @@ fractam_reloptions_update(Oid relid, List *set, List *reset)
 	table_close(pgclass, RowExclusiveLock);
 }
 
-/* Parse fractam's parameters among reloptions (validate: refuse bad values) */
+/* Parse fractam's parameters (validate: refuse bad values) */
 static FractamTableOptions *
 parse_options(List *ours, bool validate)
 {
@@ -348,76 +482,58 @@ parse_options(List *ours, bool validate)
 void
 fractam_table_options_apply(FractamTableOptionsWork *work)
 {
-	Oid			relid;
-	Relation	rel;
-	bool		is_fractam;
-	List	   *ours;
+	const char *relname;
 
-	if (work->skip)
+	if (!OidIsValid(work->relid))
+		return;					/* nothing created (IF NOT EXISTS), or gone */
+	if (!work->changed && !work->stripped && !work->drop_all)
 		return;
-	relid = RangeVarGetRelidExtended(work->rel, work->lockmode,
-									 work->missing_ok ? RVR_MISSING_OK : 0,
-									 RangeVarCallbackOwnsRelation, NULL);
-	if (!OidIsValid(relid))
-		return;
-	if (work->set == NIL && work->reset == NIL && work->saved == NIL &&
-		!work->drop_all)
-		return;
-	rel = relation_open(relid, NoLock);
-	is_fractam = rel->rd_rel->relkind == RELKIND_RELATION &&
-		fractam_is_table(rel);
-	relation_close(rel, NoLock);
+	relname = get_rel_name(work->relid);
 
-	if (work->drop_all)
-	{
-		/* the table is no longer a fractam table: its parameters go */
-		ours = stored_options(relid);
-		if (ours != NIL)
-			fractam_reloptions_update(relid, NIL, ours);
-		work->saved = NIL;
-		CommandCounterIncrement();
-	}
-
-	if (!is_fractam && work->set != NIL)
+	if (!work->drop_all && work->final != NIL && work->changed &&
+		!is_fractam_table(work->relid))
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("unrecognized parameter \"%s\"",
-						((DefElem *) linitial(work->set))->defname),
+						((DefElem *) linitial(work->final))->defname),
 				 errdetail("\"%s\" is a storage parameter of fractam tables, and \"%s\" is not one.",
-						   ((DefElem *) linitial(work->set))->defname,
-						   work->rel->relname)));
-
-	/* put back what the statement ran without, then this statement's */
-	if (work->saved != NIL)
+						   ((DefElem *) linitial(work->final))->defname,
+						   relname ? relname : "?")));
+	if (work->drop_all && work->changed)
 	{
-		fractam_reloptions_update(relid, work->saved, NIL);
+		List	   *set = NIL;
+
+		/* SET ACCESS METHOD heap, SET (fanout = ...) */
+		(void) split_options(work->final, &set);
+		if (set != NIL && !is_fractam_table(work->relid))
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("unrecognized parameter \"%s\"",
+							((DefElem *) linitial(set))->defname),
+					 errdetail("\"%s\" is a storage parameter of fractam tables, and \"%s\" is not one.",
+							   ((DefElem *) linitial(set))->defname,
+							   relname ? relname : "?")));
+	}
+
+	/* replace what pg_class holds of fractam's by the statement's result */
+	fractam_reloptions_update(work->relid, NIL, stored_options(work->relid));
+	CommandCounterIncrement();
+	if (!work->drop_all && work->final != NIL)
+	{
+		fractam_reloptions_update(work->relid, work->final, NIL);
 		CommandCounterIncrement();
 	}
-	if (work->set != NIL || work->reset != NIL)
-	{
-		fractam_reloptions_update(relid, work->set, work->reset);
-		CommandCounterIncrement();
-	}
-
-	/* every value must be valid (a reset one is gone) */
-	ours = stored_options(relid);
-	if (ours != NIL)
-		(void) parse_options(ours, true);
 }
 
-/*
- * fractam's parameters of a table as its tree uses them, defaults for
- * those not set.
- */
+/* defs parsed into opts (defaults for those not given) */
 void
-fractam_table_options_load(Relation rel, FractamTableOptions *opts)
+fractam_table_options_load_defs(List *defs, FractamTableOptions *opts,
+								bool validate)
 {
-	List	   *ours = stored_options(RelationGetRelid(rel));
-
 	opts->fanout = FRACTAM_TABLE_DEFAULT_FANOUT;
-	if (ours != NIL)
+	if (defs != NIL)
 	{
-		FractamTableOptions *parsed = parse_options(ours, false);
+		FractamTableOptions *parsed = parse_options(defs, validate);
 
 		if (parsed)
 		{
@@ -425,4 +541,60 @@ fractam_table_options_load(Relation rel, FractamTableOptions *opts)
 			pfree(parsed);
 		}
 	}
+}
+
+/*
+ * fractam's parameters of a table as its tree uses them: the pending
+ * statement's for the table it creates or alters, else pg_class's.
+ */
+void
+fractam_table_options_load(Relation rel, FractamTableOptions *opts)
+{
+	Oid			relid = RelationGetRelid(rel);
+
+	if (pending != NULL && OidIsValid(pending->relid) &&
+		(pending->relid == relid || pending->transient == relid))
+		*opts = pending->parsed;
+	else
+		fractam_table_options_load_defs(stored_options(relid), opts, false);
+}
+
+/*
+ * May relid's options change before the pending statement ends?  Then the
+ * table cache must not keep what it loads: the statement's own table (or
+ * any, while the one a CREATE is making is not known yet) and its
+ * rewrite's new file.  (A new file's cache entry is filled before the
+ * object access hook names it; the command counter increment that makes
+ * its catalog rows visible invalidates the entry, and the next load finds
+ * it named.)
+ */
+bool
+fractam_table_options_pending(Oid relid)
+{
+	if (pending == NULL)
+		return false;
+	if (pending->creating && !OidIsValid(pending->relid))
+		return true;
+	return pending->relid == relid || pending->transient == relid;
+}
+
+/*
+ * A work that only learns which relation the CREATE it wraps makes (for
+ * the partitioned-table mark, table_partition.c).
+ */
+FractamTableOptionsWork *
+fractam_table_options_capture(void)
+{
+	FractamTableOptionsWork *work = palloc0(sizeof(FractamTableOptionsWork));
+
+	work->creating = true;
+	fractam_table_options_load_defs(NIL, &work->parsed, false);
+	return work;
+}
+
+/* The relation the wrapped CREATE made (InvalidOid: none) */
+Oid
+fractam_table_options_relid(FractamTableOptionsWork *work)
+{
+	return work->relid;
 }

@@ -119,9 +119,8 @@ fractam_partition_needs_rewrite(Node *stmt)
  * Rewrite the statement before standard processing (a copy the caller
  * owns).  Sets *mark to the partitioned table whose mark is to be set
  * (*mark_on) or cleared once the statement ran, or leaves it NULL.
- * Returns false when nothing is left for standard processing to do.
  */
-bool
+void
 fractam_partition_rewrite(Node *stmt, RangeVar **mark, bool *mark_on)
 {
 	*mark = NULL;
@@ -144,10 +143,6 @@ fractam_partition_rewrite(Node *stmt, RangeVar **mark, bool *mark_on)
 			List	   *options = NIL;
 			ListCell   *lc;
 
-			/* CREATE TABLE IF NOT EXISTS leaves an existing table alone */
-			bool		exists = cs->if_not_exists &&
-				OidIsValid(RangeVarGetRelid(cs->relation, NoLock, true));
-
 			if (cs->accessMethod && strcmp(cs->accessMethod, "fractam") == 0)
 			{
 				cs->accessMethod = NULL;
@@ -168,11 +163,13 @@ fractam_partition_rewrite(Node *stmt, RangeVar **mark, bool *mark_on)
 				else
 					options = lappend(options, def);
 			}
+			/*
+			 * (The hook marks the table this statement makes, known by its
+			 * OID: none if IF NOT EXISTS finds one.)
+			 */
 			cs->options = options;
-			if (exists)
-				*mark = NULL;
 		}
-		return true;
+		return;
 	}
 	if (IsA(stmt, AlterTableStmt))
 	{
@@ -199,10 +196,17 @@ fractam_partition_rewrite(Node *stmt, RangeVar **mark, bool *mark_on)
 			*mark = as->relation;
 			*mark_on = strcmp(cmd->name, "fractam") == 0;
 		}
+		if (cmds == NIL)
+		{
+			/* an empty SET: PostgreSQL checks the statement, does nothing */
+			AlterTableCmd *cmd = makeNode(AlterTableCmd);
+
+			cmd->subtype = AT_SetRelOptions;
+			cmds = list_make1(cmd);
+		}
 		as->cmds = cmds;
-		return cmds != NIL;
+		return;
 	}
-	return true;
 }
 
 /*
@@ -210,18 +214,16 @@ fractam_partition_rewrite(Node *stmt, RangeVar **mark, bool *mark_on)
  * created or altered it has run): pg_class.reloptions, transactional.
  */
 void
-fractam_partition_mark(RangeVar *rv, bool on)
+fractam_partition_mark(Oid relid, bool on)
 {
-	Oid			relid = RangeVarGetRelidExtended(rv, AccessExclusiveLock, 0,
-												 NULL, NULL);
 	List	   *def;
 
 	if (get_rel_relkind(relid) != RELKIND_PARTITIONED_TABLE)
 		ereport(ERROR,
 				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
-				 errmsg("\"%s\" is not a partitioned table", rv->relname)));
+				 errmsg("\"%s\" is not a partitioned table", get_rel_name(relid))));
 	if (!pg_class_ownercheck(relid, GetUserId()))
-		aclcheck_error(ACLCHECK_NOT_OWNER, OBJECT_TABLE, rv->relname);
+		aclcheck_error(ACLCHECK_NOT_OWNER, OBJECT_TABLE, get_rel_name(relid));
 
 	/* (a RESET names the option without a value) */
 	def = list_make1(makeDefElem(pstrdup(PARTITIONS_OPTION),

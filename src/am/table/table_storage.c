@@ -159,7 +159,8 @@ table_cache(Relation rel)
 	if (!entry->cache.options_loaded)
 	{
 		fractam_table_options_load(rel, &entry->cache.options);
-		entry->cache.options_loaded = true;
+		/* a statement's pending options hold only while it runs */
+		entry->cache.options_loaded = !fractam_table_options_pending(relid);
 	}
 	return &entry->cache;
 }
