@@ -141,6 +141,31 @@ CREATE INDEX o_small_a ON o_small USING fractam (a);
 ALTER TABLE o_small_a SET (fanout = 8, buffering = off);
 SELECT reloptions FROM pg_class WHERE relname = 'o_small_a';
 
+-- tables that event triggers create are not the statement's: a
+-- ddl_command_start trigger's before CREATE TABLE makes its table, a
+-- table_rewrite trigger's before ALTER TABLE builds the new file
+CREATE FUNCTION o_ddl_start() RETURNS event_trigger LANGUAGE plpgsql AS
+$$ BEGIN CREATE TABLE IF NOT EXISTS o_ddl_log AS SELECT 1 AS n; END $$;
+CREATE EVENT TRIGGER o_ddl_start ON ddl_command_start WHEN TAG IN ('CREATE TABLE')
+  EXECUTE FUNCTION o_ddl_start();
+CREATE FUNCTION o_on_rw() RETURNS event_trigger LANGUAGE plpgsql AS
+$$ BEGIN CREATE TABLE IF NOT EXISTS o_rw_log USING fractam AS SELECT 1 AS n; END $$;
+CREATE EVENT TRIGGER o_on_rw ON table_rewrite EXECUTE FUNCTION o_on_rw();
+CREATE TABLE o_ev (a int) USING fractam WITH (fanout = 4);
+INSERT INTO o_ev SELECT generate_series(1, 300000);
+ALTER TABLE o_ev SET (autovacuum_enabled = off), ALTER a TYPE bigint;
+DROP EVENT TRIGGER o_ddl_start;
+DROP EVENT TRIGGER o_on_rw;
+CREATE TABLE o_ev16 USING fractam AS SELECT generate_series(1, 300000)::bigint AS a;
+SELECT relname, reloptions FROM pg_class
+WHERE relname IN ('o_ev', 'o_ddl_log', 'o_rw_log') ORDER BY 1;
+SELECT s.buffer_pages + s.routing_pages > d.buffer_pages + d.routing_pages
+  AS narrow_fanout_kept
+FROM fractam_stats('o_ev') s, fractam_stats('o_ev16') d;
+SELECT fractam_verify('o_ev');
+DROP TABLE o_ev, o_ev16, o_ddl_log, o_rw_log;
+DROP FUNCTION o_ddl_start(), o_on_rw();
+
 -- only the owner changes them
 CREATE ROLE o_other;
 SET ROLE o_other;

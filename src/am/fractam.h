@@ -13,6 +13,7 @@
 
 /* utility_hook.c */
 extern void fractam_install_utility_hook(void);
+extern int	fractam_utility_depth(void);
 
 /* executor_hook.c */
 extern void fractam_install_executor_hook(void);

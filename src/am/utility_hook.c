@@ -21,6 +21,7 @@
 #include "am/table/fractam_table.h"
 #include "catalog/namespace.h"
 #include "commands/tablecmds.h"
+#include "miscadmin.h"
 #include "nodes/parsenodes.h"
 #include "tcop/utility.h"
 
@@ -128,18 +129,36 @@ apply_mapping(Node *stmt)
 	}
 }
 
+/* how many statements this hook is running standard processing for */
+static int	utility_depth = 0;
+
+int
+fractam_utility_depth(void)
+{
+	return utility_depth;
+}
+
 static void
 run_standard(PlannedStmt *pstmt, const char *queryString, bool readOnlyTree,
 			 ProcessUtilityContext context, ParamListInfo params,
 			 QueryEnvironment *queryEnv, DestReceiver *dest,
 			 QueryCompletion *qc)
 {
-	if (prev_utility_hook)
-		prev_utility_hook(pstmt, queryString, readOnlyTree, context, params,
-						  queryEnv, dest, qc);
-	else
-		standard_ProcessUtility(pstmt, queryString, readOnlyTree, context,
-								params, queryEnv, dest, qc);
+	utility_depth++;
+	PG_TRY();
+	{
+		if (prev_utility_hook)
+			prev_utility_hook(pstmt, queryString, readOnlyTree, context,
+							  params, queryEnv, dest, qc);
+		else
+			standard_ProcessUtility(pstmt, queryString, readOnlyTree, context,
+									params, queryEnv, dest, qc);
+	}
+	PG_FINALLY();
+	{
+		utility_depth--;
+	}
+	PG_END_TRY();
 }
 
 static void
@@ -170,6 +189,8 @@ fractam_utility(PlannedStmt *pstmt, const char *queryString,
 	if (mark && IsA(pstmt->utilityStmt, AlterTableStmt))
 	{
 		/* the mark needs the lock SET ACCESS METHOD takes: no upgrade later */
+		PreventCommandIfReadOnly("ALTER TABLE");
+		PreventCommandDuringRecovery("ALTER TABLE");
 		mark_relid = RangeVarGetRelidExtended(mark, AccessExclusiveLock,
 											  ((AlterTableStmt *) pstmt->utilityStmt)->missing_ok ?
 											  RVR_MISSING_OK : 0,

@@ -45,6 +45,7 @@
 #include "access/reloptions.h"
 #include "access/table.h"
 #include "access/tableam.h"
+#include "am/fractam.h"
 #include "am/table/fractam_table.h"
 #include "catalog/indexing.h"
 #include "catalog/namespace.h"
@@ -75,6 +76,8 @@ struct FractamTableOptionsWork
 	bool		stripped;		/* taken out of pg_class while it runs */
 	bool		drop_all;		/* the access method changes from fractam */
 	FractamTableOptions parsed; /* final, as the tree uses them */
+	int			depth;			/* utility nesting level the statement runs at */
+	FractamTableOptionsWork *outer; /* the enclosing statement's, if any */
 };
 
 /* the statement whose options are pending (a stack, through the hook) */
@@ -187,32 +190,41 @@ static void
 options_object_access(ObjectAccessType access, Oid classId, Oid objectId,
 					  int subId, void *arg)
 {
+	bool		internal;
+	Relation	rel;
+	char		relkind;
+	Oid			relrewrite;
+
 	if (prev_object_access_hook)
 		prev_object_access_hook(access, classId, objectId, subId, arg);
-	if (pending == NULL || access != OAT_POST_CREATE ||
-		classId != RelationRelationId || subId != 0)
-		return;
-	if (pending->creating && !OidIsValid(pending->relid))
-	{
-		ObjectAccessPostCreate *pc = (ObjectAccessPostCreate *) arg;
-		Relation	rel;
-		char		relkind;
 
-		if (pc && pc->is_internal)
-			return;
-		rel = RelationIdGetRelation(objectId);
-		if (!RelationIsValid(rel))
-			return;
-		relkind = rel->rd_rel->relkind;
-		RelationClose(rel);
+	/*
+	 * Only what the statement itself creates: DDL of event triggers or
+	 * functions it runs goes through a nested utility call.
+	 */
+	if (pending == NULL || access != OAT_POST_CREATE ||
+		classId != RelationRelationId || subId != 0 ||
+		fractam_utility_depth() != pending->depth)
+		return;
+	internal = arg != NULL && ((ObjectAccessPostCreate *) arg)->is_internal;
+	if (pending->creating ? (OidIsValid(pending->relid) || internal) :
+		(!OidIsValid(pending->relid) || OidIsValid(pending->transient) || !internal))
+		return;
+	rel = RelationIdGetRelation(objectId);
+	if (!RelationIsValid(rel))
+		return;
+	relkind = rel->rd_rel->relkind;
+	relrewrite = rel->rd_rel->relrewrite;
+	RelationClose(rel);
+	if (pending->creating)
+	{
 		/* a table (sequences of serial columns come first) */
 		if (relkind == RELKIND_RELATION || relkind == RELKIND_PARTITIONED_TABLE ||
 			relkind == RELKIND_MATVIEW || relkind == RELKIND_FOREIGN_TABLE)
 			pending->relid = objectId;
 	}
-	else if (!pending->creating && OidIsValid(pending->relid) &&
-			 !OidIsValid(pending->transient) && is_fractam_table(objectId))
-		pending->transient = objectId;
+	else if (relrewrite == pending->relid && is_fractam_table(objectId))
+		pending->transient = objectId;	/* make_new_heap's */
 }
 
 void
@@ -396,6 +408,9 @@ fractam_table_options_push(FractamTableOptionsWork *work)
 {
 	FractamTableOptionsWork *prev = pending;
 
+	/* standard processing runs one utility level deeper than this call */
+	work->depth = fractam_utility_depth() + 1;
+	work->outer = prev;
 	pending = work;
 	return prev;
 }
@@ -551,31 +566,35 @@ void
 fractam_table_options_load(Relation rel, FractamTableOptions *opts)
 {
 	Oid			relid = RelationGetRelid(rel);
+	FractamTableOptionsWork *w;
 
-	if (pending != NULL && OidIsValid(pending->relid) &&
-		(pending->relid == relid || pending->transient == relid))
-		*opts = pending->parsed;
-	else
-		fractam_table_options_load_defs(stored_options(relid), opts, false);
+	/* the innermost statement that has it (nested ones: see the hook) */
+	for (w = pending; w != NULL; w = w->outer)
+		if (OidIsValid(w->relid) &&
+			(w->relid == relid || w->transient == relid))
+		{
+			*opts = w->parsed;
+			return;
+		}
+	fractam_table_options_load_defs(stored_options(relid), opts, false);
 }
 
 /*
  * May relid's options change before the pending statement ends?  Then the
  * table cache must not keep what it loads: the statement's own table (or
  * any, while the one a CREATE is making is not known yet) and its
- * rewrite's new file.  (A new file's cache entry is filled before the
- * object access hook names it; the command counter increment that makes
- * its catalog rows visible invalidates the entry, and the next load finds
- * it named.)
+ * rewrite's new file, of every statement on the stack.
  */
 bool
 fractam_table_options_pending(Oid relid)
 {
-	if (pending == NULL)
-		return false;
-	if (pending->creating && !OidIsValid(pending->relid))
-		return true;
-	return pending->relid == relid || pending->transient == relid;
+	FractamTableOptionsWork *w;
+
+	for (w = pending; w != NULL; w = w->outer)
+		if ((w->creating && !OidIsValid(w->relid)) ||
+			w->relid == relid || w->transient == relid)
+			return true;
+	return false;
 }
 
 /*
