@@ -69,6 +69,7 @@ typedef struct VacuumPassState
 	TransactionId min_xid;		/* oldest xid still stored */
 	MultiXactId min_multi;		/* oldest MultiXact still stored */
 	uint8		skip_flags;		/* visibility-map bits of ranges to skip */
+	bool		collecting;		/* the first pass (not remove_collected) */
 	bool		skipped_unfrozen;	/* skipped a range not all-frozen */
 } VacuumPassState;
 
@@ -195,11 +196,16 @@ skip_marked(const char *lo, Size lolen, const char *hi, Size hilen,
 	if (!fractam_vm_range_marked(st->rel, first, end, st->skip_flags,
 								 &st->vmbuf))
 		return false;
-	if (st->skip_flags != VISIBILITYMAP_ALL_FROZEN &&
+	/*
+	 * (Only the collecting pass counts: the second may see narrower ranges
+	 * after splits, all-visible inside what the first pass read.)
+	 */
+	if (st->collecting && st->skip_flags != VISIBILITYMAP_ALL_FROZEN &&
 		!fractam_vm_range_marked(st->rel, first, end, VISIBILITYMAP_ALL_FROZEN,
 								 &st->vmbuf))
 		st->skipped_unfrozen = true;
-	st->skipped_rowids += end - first;
+	if (st->collecting)
+		st->skipped_rowids += end - first;
 	return true;
 }
 
@@ -305,7 +311,9 @@ fractam_relation_vacuum(Relation rel, struct VacuumParams *params,
 			TransactionIdRetreat(horizon);
 			ft_log_removal_horizon(&tree, fractam_full_xid(horizon));
 		}
+		st.collecting = true;
 		ft_vacuum(&tree, vacuum_version, skip, &st, &fres);
+		st.collecting = false;
 		skipped = fres.leaves_skipped;
 		skipped_rowids = st.skipped_rowids;
 		passes++;
@@ -343,6 +351,18 @@ fractam_relation_vacuum(Relation rel, struct VacuumParams *params,
 		if (!st.overflowed)
 			break;
 	}
+
+	/*
+	 * The pages the passes freed stay at the free space map's bottom level
+	 * (RecordFreeIndexPage), where its searches do not find them: a table
+	 * does not reuse them yet.  IndexFreeSpaceMapVacuum here would make
+	 * them findable, but PostgreSQL 15's FSM search then checks a candidate
+	 * against RelationGetNumberOfBlocks, which for a table is
+	 * table_relation_size (TID pseudo-blocks, not pages; computing it
+	 * locks the table's last leaf, which an insert that needs a new page
+	 * may hold: it waited for itself).  Reusing table pages needs a search
+	 * of fractam's own.  (README, Limitations.)
+	 */
 
 	/* the indexes lost the removed versions' entries: mark what is settled */
 	all_visible = fractam_vm_vacuum(rel, oldest_xmin, st.skip_flags);
