@@ -209,8 +209,7 @@ fractam_utility(PlannedStmt *pstmt, const char *queryString,
 	if (options)
 	{
 		/* the statement's relations take its options while it runs */
-		FractamTableOptionsWork *outer = fractam_table_options_push(options);
-
+		fractam_table_options_push(options);
 		PG_TRY();
 		{
 			run_standard(pstmt, queryString, readOnlyTree, context, params,
@@ -218,7 +217,7 @@ fractam_utility(PlannedStmt *pstmt, const char *queryString,
 		}
 		PG_FINALLY();
 		{
-			fractam_table_options_pop(outer);
+			fractam_table_options_pop(options);
 		}
 		PG_END_TRY();
 	}

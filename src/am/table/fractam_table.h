@@ -116,7 +116,6 @@ typedef union FractamHeaderCopy
 	char		data[MAXALIGN(SizeofHeapTupleHeader)];
 } FractamHeaderCopy;
 
-/* Per-relation state of a backend (table_storage.c: not in rd_amcache) */
 /* fractam's storage parameters of a table (table_options.c) */
 typedef struct FractamTableOptions
 {
@@ -126,6 +125,7 @@ typedef struct FractamTableOptions
 
 #define FRACTAM_TABLE_DEFAULT_FANOUT	16
 
+/* Per-relation state of a backend (table_storage.c: not in rd_amcache) */
 typedef struct FractamTableCache
 {
 	RelFileNode node;			/* the relation file it belongs to */
@@ -142,16 +142,13 @@ extern void fractam_table_options_init(void);
 extern bool fractam_table_options_needs_rewrite(Node *stmt);
 extern FractamTableOptionsWork *fractam_table_options_rewrite(Node *stmt);
 extern FractamTableOptionsWork *fractam_table_options_capture(void);
-extern FractamTableOptionsWork *fractam_table_options_push(FractamTableOptionsWork *work);
-extern void fractam_table_options_pop(FractamTableOptionsWork *prev);
+extern void fractam_table_options_push(FractamTableOptionsWork *work);
+extern void fractam_table_options_pop(FractamTableOptionsWork *work);
 extern void fractam_table_options_apply(FractamTableOptionsWork *work);
 extern Oid	fractam_table_options_relid(FractamTableOptionsWork *work);
 extern void fractam_reloptions_update(Oid relid, List *set, List *reset);
 extern void fractam_table_options_load(Relation rel,
 									   FractamTableOptions *opts);
-extern void fractam_table_options_load_defs(List *defs,
-											FractamTableOptions *opts,
-											bool validate);
 extern bool fractam_table_options_pending(Oid relid);
 
 /* table_storage.c */

@@ -11,8 +11,9 @@
  * of whose members runs and whose updater (if any) aborted, an updater or
  * deleter that aborted.  VACUUM applies the result in place in the leaf
  * (table_vacuum.c); rewrites (VACUUM FULL, CLUSTER) write the frozen
- * header into the new file (table_build.c).  Afterwards the table's relfrozenxid is the oldest xid
- * still stored, never later, and its relminmxid the oldest MultiXact.
+ * header into the new file (table_build.c).  Afterwards the table's
+ * relfrozenxid is the oldest xid still stored, never later, and its
+ * relminmxid the oldest MultiXact.
  *
  *-------------------------------------------------------------------------
  */

@@ -84,7 +84,7 @@ struct FractamTableOptionsWork
 static FractamTableOptionsWork *pending = NULL;
 static object_access_hook_type prev_object_access_hook = NULL;
 
-static FractamTableOptions *parse_options(List *ours, bool validate);
+static void load_defs(List *defs, FractamTableOptions *opts, bool validate);
 
 static bool
 is_table_option(DefElem *def)
@@ -397,28 +397,26 @@ fractam_table_options_rewrite(Node *stmt)
 		rewrite_alter((AlterTableStmt *) stmt, work);
 
 	/* bad values fail before anything is done */
-	fractam_table_options_load_defs(work->drop_all ? NIL : work->final,
+	load_defs(work->drop_all ? NIL : work->final,
 									&work->parsed, true);
 	return work;
 }
 
 /* The statement runs: its relations use its options (see the header) */
-FractamTableOptionsWork *
+void
 fractam_table_options_push(FractamTableOptionsWork *work)
 {
-	FractamTableOptionsWork *prev = pending;
-
 	/* standard processing runs one utility level deeper than this call */
 	work->depth = fractam_utility_depth() + 1;
-	work->outer = prev;
+	work->outer = pending;
 	pending = work;
-	return prev;
 }
 
 void
-fractam_table_options_pop(FractamTableOptionsWork *prev)
+fractam_table_options_pop(FractamTableOptionsWork *work)
 {
-	pending = prev;
+	Assert(pending == work);
+	pending = work->outer;
 }
 
 /*
@@ -497,42 +495,33 @@ parse_options(List *ours, bool validate)
 void
 fractam_table_options_apply(FractamTableOptionsWork *work)
 {
-	const char *relname;
+	List	   *stored;
 
 	if (!OidIsValid(work->relid))
 		return;					/* nothing created (IF NOT EXISTS), or gone */
 	if (!work->changed && !work->stripped && !work->drop_all)
 		return;
-	relname = get_rel_name(work->relid);
 
-	if (!work->drop_all && work->final != NIL && work->changed &&
-		!is_fractam_table(work->relid))
+	/* set on a relation that is not (or no longer) a fractam table */
+	if (work->changed && work->final != NIL && !is_fractam_table(work->relid))
+	{
+		const char *name = ((DefElem *) linitial(work->final))->defname;
+		const char *relname = get_rel_name(work->relid);
+
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("unrecognized parameter \"%s\"",
-						((DefElem *) linitial(work->final))->defname),
+				 errmsg("unrecognized parameter \"%s\"", name),
 				 errdetail("\"%s\" is a storage parameter of fractam tables, and \"%s\" is not one.",
-						   ((DefElem *) linitial(work->final))->defname,
-						   relname ? relname : "?")));
-	if (work->drop_all && work->changed)
-	{
-		List	   *set = NIL;
-
-		/* SET ACCESS METHOD heap, SET (fanout = ...) */
-		(void) split_options(work->final, &set);
-		if (set != NIL && !is_fractam_table(work->relid))
-			ereport(ERROR,
-					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-					 errmsg("unrecognized parameter \"%s\"",
-							((DefElem *) linitial(set))->defname),
-					 errdetail("\"%s\" is a storage parameter of fractam tables, and \"%s\" is not one.",
-							   ((DefElem *) linitial(set))->defname,
-							   relname ? relname : "?")));
+						   name, relname ? relname : "?")));
 	}
 
 	/* replace what pg_class holds of fractam's by the statement's result */
-	fractam_reloptions_update(work->relid, NIL, stored_options(work->relid));
-	CommandCounterIncrement();
+	stored = stored_options(work->relid);
+	if (stored != NIL)
+	{
+		fractam_reloptions_update(work->relid, NIL, stored);
+		CommandCounterIncrement();
+	}
 	if (!work->drop_all && work->final != NIL)
 	{
 		fractam_reloptions_update(work->relid, work->final, NIL);
@@ -541,8 +530,8 @@ fractam_table_options_apply(FractamTableOptionsWork *work)
 }
 
 /* defs parsed into opts (defaults for those not given) */
-void
-fractam_table_options_load_defs(List *defs, FractamTableOptions *opts,
+static void
+load_defs(List *defs, FractamTableOptions *opts,
 								bool validate)
 {
 	opts->fanout = FRACTAM_TABLE_DEFAULT_FANOUT;
@@ -576,7 +565,7 @@ fractam_table_options_load(Relation rel, FractamTableOptions *opts)
 			*opts = w->parsed;
 			return;
 		}
-	fractam_table_options_load_defs(stored_options(relid), opts, false);
+	load_defs(stored_options(relid), opts, false);
 }
 
 /*
@@ -607,7 +596,7 @@ fractam_table_options_capture(void)
 	FractamTableOptionsWork *work = palloc0(sizeof(FractamTableOptionsWork));
 
 	work->creating = true;
-	fractam_table_options_load_defs(NIL, &work->parsed, false);
+	load_defs(NIL, &work->parsed, false);
 	return work;
 }
 
