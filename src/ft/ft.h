@@ -168,6 +168,7 @@ typedef uint64 (*FtSeqGrantFn) (uint64 value);
 extern uint64 ft_meta_take_seq(FtTree *tree, FtSeqGrantFn grant, uint64 limit,
 							   uint64 *count);
 extern uint64 ft_meta_read_seq(FtTree *tree);
+extern bool ft_searching_free_pages(void);
 
 /* ft_item.c: one item of an unbuffered tree, in place */
 typedef struct FtItemRef

@@ -51,7 +51,8 @@ ft_checkpage(Relation rel, Buffer buf)
 	kind = opaque->ft_flags & FT_PAGE_KIND_MASK;
 	if (opaque->ft_page_id != FT_PAGE_ID ||
 		(opaque->ft_flags & ~(FT_PAGE_KIND_MASK | FT_PAGE_DELETED)) != 0 ||
-		(FtPageIsDeleted(opaque) && kind != FT_PAGE_LEAF) ||
+		(FtPageIsDeleted(opaque) && kind != FT_PAGE_LEAF &&
+		 !(kind == FT_PAGE_BUFFER && opaque->ft_level == 1)) ||
 		!((kind == FT_PAGE_META && opaque->ft_level == 0) ||
 		  (kind == FT_PAGE_LEAF && opaque->ft_level == 0) ||
 		  (kind == FT_PAGE_BUFFER && FtLevelIsBuffer(opaque->ft_level)) ||
@@ -62,7 +63,8 @@ ft_checkpage(Relation rel, Buffer buf)
 						ft_relkind_name(rel), RelationGetRelationName(rel), BufferGetBlockNumber(buf)),
 				 errdetail("Page kind 0x%04x at level %u with page id 0x%04x is not valid.",
 						   opaque->ft_flags, opaque->ft_level, opaque->ft_page_id)));
-	if (kind == FT_PAGE_BUFFER || kind == FT_PAGE_ROUTING)
+	if ((kind == FT_PAGE_BUFFER || kind == FT_PAGE_ROUTING) &&
+		!FtPageIsDeleted(opaque))
 	{
 		OffsetNumber maxoff = PageGetMaxOffsetNumber(page);
 
@@ -129,6 +131,43 @@ page_recyclable(Page page)
 }
 
 /*
+ * True while free_page_candidate searches the free space map.  The FSM
+ * search of recent PostgreSQL 15 minors checks a candidate beyond the
+ * cached file size against RelationGetNumberOfBlocks, which for a table AM
+ * is table_relation_size: a fractam table answers that from the last leaf
+ * of its tree, which the caller may hold locked (an append that needs a
+ * page), so it would wait for itself.  While this is set the table reports
+ * its file's pages instead, which is what that check wants to know.
+ */
+static bool searching_free_pages = false;
+
+bool
+ft_searching_free_pages(void)
+{
+	return searching_free_pages;
+}
+
+/* A page the free space map offers (InvalidBlockNumber if none) */
+static BlockNumber
+free_page_candidate(Relation rel)
+{
+	BlockNumber blkno;
+
+	Assert(!searching_free_pages);
+	searching_free_pages = true;
+	PG_TRY();
+	{
+		blkno = GetFreeIndexPage(rel);
+	}
+	PG_FINALLY();
+	{
+		searching_free_pages = false;
+	}
+	PG_END_TRY();
+	return blkno;
+}
+
+/*
  * Allocate a page: a recyclable deleted page from the free space map, or a
  * new one at the end of the relation.  Returned exclusively locked; the
  * caller initializes it inside its critical section and logs its image.
@@ -145,7 +184,7 @@ ft_newbuf(FtTree *tree)
 
 	for (;;)
 	{
-		BlockNumber blkno = GetFreeIndexPage(tree->rel);
+		BlockNumber blkno = free_page_candidate(tree->rel);
 
 		if (blkno == InvalidBlockNumber)
 			break;
@@ -161,15 +200,16 @@ ft_newbuf(FtTree *tree)
 								 FullTransactionIdFromU64(FtPageGetOpaque(page)->ft_msn));
 				return buf;
 			}
-			if (PageGetSpecialSize(page) == MAXALIGN(sizeof(FtPageOpaqueData)) &&
-				FtPageIsDeleted(FtPageGetOpaque(page)))
-			{
-				/* not yet: give it back and extend instead */
-				UnlockReleaseBuffer(buf);
-				RecordFreeIndexPage(tree->rel, blkno);
-				break;
-			}
-			/* a stale entry (the page is in use again): drop it, go on */
+
+			/*
+			 * Deleted too recently (a scan may still follow a link to it), or
+			 * a stale entry (the page is in use again): drop the entry and go
+			 * on, as nbtree does.  The next VACUUM offers a deleted page
+			 * again (record_unreached_free_pages).  Giving it back instead
+			 * would make every allocation until then meet it first: after a
+			 * VACUUM of a queue's head, the inserts that follow would extend
+			 * the file rather than reach the older pages behind it.
+			 */
 			UnlockReleaseBuffer(buf);
 			continue;
 		}

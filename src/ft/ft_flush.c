@@ -113,7 +113,7 @@ ft_prefetch_move_leaves(FtTree *tree, BlockNumber xblk, Size need)
 	Size		avail;
 	int			n;
 
-	if (xop->ft_level != 1 || !FtPageIsBuffer(xop))
+	if (xop->ft_level != 1 || !FtPageIsBuffer(xop) || FtPageIsDeleted(xop))
 	{
 		/* ft_flush_to_node reports this; here, just do nothing */
 		UnlockReleaseBuffer(xbuf);

@@ -583,6 +583,252 @@ unlink_empty_leaves(FtTree *tree, BlockNumber bblk, EmptyLeaves *empties,
 	UnlockReleaseBuffer(bbuf);
 }
 
+/* at most this many leaves go with an empty level-1 node (one WAL record) */
+#define FT_DELETE_NODE_MAX_LEAVES	4
+
+/* is this a live (not deleted) page of the given kind? */
+static bool
+live_page(Page page, uint16 kind)
+{
+	FtPageOpaque opaque = FtPageGetOpaque(page);
+
+	return (opaque->ft_flags & FT_PAGE_KIND_MASK) == kind &&
+		!FtPageIsDeleted(opaque);
+}
+
+/* a deleted page whose range now belongs to right; recyclable later */
+static void
+mark_deleted(Page page, uint16 kind, uint16 level, BlockNumber right)
+{
+	FtPageOpaque opaque;
+
+	ft_page_init(page, kind | FT_PAGE_DELETED, level);
+	opaque = FtPageGetOpaque(page);
+	opaque->ft_right = right;
+	opaque->ft_msn = U64FromFullTransactionId(ReadNextFullTransactionId());
+}
+
+/*
+ * Remove level-1 node X (xblk) when nothing is left below it: it buffers
+ * nothing, nothing is buffered for it in its parent P, and its leaves
+ * (the first and last, which unlink_empty_leaves keeps, and any it could
+ * not unlink) are empty.  X's right sibling XR under the same parent
+ * takes over X's key range, as a leaf's right sibling does in
+ * unlink_empty_leaves: P's pivot for X now points to XR and XR's pivot
+ * goes; XR's first leaf R1 likewise takes over the range of X's leaves.
+ * X and its leaves are marked deleted with right links to XR and R1, so
+ * that a descent or scan that still reaches one through an old pointer
+ * moves right to the page that owns its keys; they are recycled once no
+ * snapshot older than the deletion remains (ft_newbuf).  The level-1
+ * sibling XL left of X and the leaf LS left of X's first leaf are relinked
+ * to XR and R1.  XL is P's child before X, or, for P's first child, the
+ * level-1 node the walk passed before X (leftblk; it may have split since:
+ * its right siblings are followed to X).  X with no left neighbour at all
+ * (leftmost: its range starts at minus infinity) has none to relink.
+ *
+ * Without this, a queue (rows or entries added at one end, removed at the
+ * other) leaves every level-1 node it empties in the tree with two empty
+ * leaves, a sixth of what it ever held.  Level-2 nodes are never removed
+ * (the routing cache's copies rely on it, see README), and a parent's last
+ * child stays: a level-2 node whose whole range was emptied keeps one
+ * level-1 node and its leaf.
+ *
+ * Locks, top-down and left to right within a level: P, XL, X, XR (share),
+ * then LS and X's leaves.  One WAL record carries every changed page's
+ * image.  Returns whether X went.
+ */
+static bool
+delete_empty_node(FtTree *tree, BlockNumber parentblk, BlockNumber xblk,
+				  BlockNumber leftblk, bool leftmost, FtVacuumResult *result)
+{
+	Buffer		held[FT_DELETE_NODE_MAX_LEAVES + 5];
+	int			nheld = 0;
+	Buffer		pbuf;
+	Buffer		xlbuf = InvalidBuffer;
+	Buffer		xbuf;
+	Buffer		xrbuf;
+	Buffer		lsbuf = InvalidBuffer;
+	Buffer		leaves[FT_DELETE_NODE_MAX_LEAVES];
+	Buffer		logged[FT_DELETE_NODE_MAX_LEAVES + 4];
+	int			nlogged = 0;
+	Page		ppage;
+	Page		xpage;
+	FtPageOpaque popaque;
+	FtPageOpaque xopaque;
+	BlockNumber xrblk;
+	BlockNumber r1;
+	OffsetNumber sfirst;
+	OffsetNumber send;
+	int			nleaves = 0;
+	int			j = 0;
+	int			n = 0;
+	int			i;
+	int			hops;
+	bool		ok = false;
+
+	if (parentblk == InvalidBlockNumber)
+		return false;			/* X is the root */
+
+	/* P: the level-2 node with X's downlink (it may have split since) */
+	pbuf = ft_getbuf(tree, parentblk, BUFFER_LOCK_EXCLUSIVE);
+	for (hops = 0;; hops++)
+	{
+		ppage = BufferGetPage(pbuf);
+		popaque = FtPageGetOpaque(ppage);
+		if (!live_page(ppage, FT_PAGE_BUFFER) || popaque->ft_level != 2)
+			break;
+		n = popaque->ft_nchildren;
+		for (j = 0; j < n; j++)
+			if (ft_child_block(ppage, j) == xblk)
+				break;
+		if (j < n || FtPageIsRightmost(popaque) || hops >= 3)
+			break;
+		{
+			BlockNumber right = popaque->ft_right;
+
+			UnlockReleaseBuffer(pbuf);
+			pbuf = ft_getbuf(tree, right, BUFFER_LOCK_EXCLUSIVE);
+		}
+	}
+	held[nheld++] = pbuf;
+	if (!live_page(ppage, FT_PAGE_BUFFER) || popaque->ft_level != 2 ||
+		j >= n - 1)
+		goto done;				/* not found, or P's last child */
+	ft_slice_range(tree, ppage, j, &sfirst, &send);
+	if (sfirst != send)
+		goto done;				/* messages are on their way to X */
+	xrblk = ft_child_block(ppage, j + 1);
+
+	/* XL */
+	if (j > 0)
+		leftblk = ft_child_block(ppage, j - 1);
+	else if (leftmost)
+		leftblk = InvalidBlockNumber;
+	else if (leftblk == InvalidBlockNumber)
+		goto done;
+	if (leftblk != InvalidBlockNumber)
+	{
+		xlbuf = ft_getbuf(tree, leftblk, BUFFER_LOCK_EXCLUSIVE);
+		for (hops = 0;; hops++)
+		{
+			FtPageOpaque op = FtPageGetOpaque(BufferGetPage(xlbuf));
+			BlockNumber right = op->ft_right;
+
+			if (!live_page(BufferGetPage(xlbuf), FT_PAGE_BUFFER) ||
+				op->ft_level != 1 || right == xblk ||
+				right == InvalidBlockNumber || hops >= 8)
+				break;
+			UnlockReleaseBuffer(xlbuf);
+			xlbuf = ft_getbuf(tree, right, BUFFER_LOCK_EXCLUSIVE);
+		}
+		held[nheld++] = xlbuf;
+		if (!live_page(BufferGetPage(xlbuf), FT_PAGE_BUFFER) ||
+			FtPageGetOpaque(BufferGetPage(xlbuf))->ft_level != 1 ||
+			FtPageGetOpaque(BufferGetPage(xlbuf))->ft_right != xblk)
+			goto done;
+	}
+
+	/* X: a level-1 node that buffers nothing, with few leaves */
+	xbuf = ft_getbuf(tree, xblk, BUFFER_LOCK_EXCLUSIVE);
+	held[nheld++] = xbuf;
+	xpage = BufferGetPage(xbuf);
+	xopaque = FtPageGetOpaque(xpage);
+	if (!live_page(xpage, FT_PAGE_BUFFER) || xopaque->ft_level != 1 ||
+		xopaque->ft_right != xrblk ||
+		PageGetMaxOffsetNumber(xpage) >= FtFirstMsgOffset(xopaque) ||
+		xopaque->ft_nchildren > FT_DELETE_NODE_MAX_LEAVES)
+		goto done;
+	nleaves = xopaque->ft_nchildren;
+
+	/* XR's first leaf takes over */
+	xrbuf = ft_getbuf(tree, xrblk, BUFFER_LOCK_SHARE);
+	held[nheld++] = xrbuf;
+	if (!live_page(BufferGetPage(xrbuf), FT_PAGE_BUFFER) ||
+		FtPageGetOpaque(BufferGetPage(xrbuf))->ft_level != 1)
+		goto done;
+	r1 = ft_child_block(BufferGetPage(xrbuf), 0);
+
+	/* LS: XL's last leaf, whose right link is X's first leaf */
+	if (BufferIsValid(xlbuf))
+	{
+		Page		xlpage = BufferGetPage(xlbuf);
+		BlockNumber lsblk = ft_child_block(xlpage,
+										   FtPageGetOpaque(xlpage)->ft_nchildren - 1);
+
+		lsbuf = ft_getbuf(tree, lsblk, BUFFER_LOCK_EXCLUSIVE);
+		held[nheld++] = lsbuf;
+		if (!live_page(BufferGetPage(lsbuf), FT_PAGE_LEAF) ||
+			FtPageGetOpaque(BufferGetPage(lsbuf))->ft_right !=
+			ft_child_block(xpage, 0))
+			goto done;
+	}
+
+	/* X's leaves: empty, chained to R1 */
+	for (i = 0; i < nleaves; i++)
+	{
+		Page		lpage;
+		FtPageOpaque lop;
+		BlockNumber next = i + 1 < nleaves ? ft_child_block(xpage, i + 1) : r1;
+
+		leaves[i] = ft_getbuf(tree, ft_child_block(xpage, i),
+							  BUFFER_LOCK_EXCLUSIVE);
+		held[nheld++] = leaves[i];
+		lpage = BufferGetPage(leaves[i]);
+		lop = FtPageGetOpaque(lpage);
+		if (!live_page(lpage, FT_PAGE_LEAF) || lop->ft_right != next ||
+			PageGetMaxOffsetNumber(lpage) >= FtFirstDataOffset(lop))
+			goto done;
+	}
+
+	logged[nlogged++] = pbuf;
+	if (BufferIsValid(xlbuf))
+		logged[nlogged++] = xlbuf;
+	if (BufferIsValid(lsbuf))
+		logged[nlogged++] = lsbuf;
+	logged[nlogged++] = xbuf;
+	for (i = 0; i < nleaves; i++)
+		logged[nlogged++] = leaves[i];
+	ftxlog_reserve(tree->rel, nlogged);
+
+	START_CRIT_SECTION();
+	((FtPivotHeader *) PageGetItem(ppage,
+								   PageGetItemId(ppage,
+												 FtFirstDataOffset(popaque) + j)))->child = xrblk;
+	PageIndexTupleDelete(ppage, FtFirstDataOffset(popaque) + j + 1);
+	popaque->ft_nchildren--;
+	if (BufferIsValid(xlbuf))
+		FtPageGetOpaque(BufferGetPage(xlbuf))->ft_right = xrblk;
+	if (BufferIsValid(lsbuf))
+		FtPageGetOpaque(BufferGetPage(lsbuf))->ft_right = r1;
+	mark_deleted(xpage, FT_PAGE_BUFFER, 1, xrblk);
+	for (i = 0; i < nleaves; i++)
+		mark_deleted(BufferGetPage(leaves[i]), FT_PAGE_LEAF, 0, r1);
+	for (i = 0; i < nlogged; i++)
+		MarkBufferDirty(logged[i]);
+	ftxlog_images(tree->rel, logged, nlogged, FT_IMAGES_DELETE);
+	END_CRIT_SECTION();
+	ok = true;
+
+done:
+	{
+		BlockNumber freed[FT_DELETE_NODE_MAX_LEAVES + 1];
+		int			nfreed = 0;
+
+		if (ok)
+		{
+			freed[nfreed++] = xblk;
+			for (i = 0; i < nleaves; i++)
+				freed[nfreed++] = BufferGetBlockNumber(leaves[i]);
+		}
+		while (nheld > 0)
+			UnlockReleaseBuffer(held[--nheld]);
+		for (i = 0; i < nfreed; i++)
+			RecordFreeIndexPage(tree->rel, freed[i]);
+		result->pages_deleted += nfreed;
+	}
+	return ok;
+}
+
 /* does a page with this high key (NULL: rightmost) end at or past bound? */
 static bool
 reaches_bound(FtTree *tree, const char *hikey, Size hlen, const char *bound,
@@ -617,10 +863,14 @@ copy_hikey(Page page, Size *len)
  * the leaves of its range, up to the one whose high key is bound (NULL:
  * to the end).  Advances *bblk and *leafblk past what was cleaned.  *low
  * is the first node's lower bound (NULL: the start of the tree), for the
- * skip callback; it is advanced too (a palloc'd copy, or NULL).
+ * skip callback; it is advanced too (a palloc'd copy, or NULL).  Nodes
+ * left empty are deleted (delete_empty_node): parentblk is the level-2
+ * node whose range the run covers (InvalidBlockNumber: the tree has no
+ * level 2), *leftblk the last node the walk kept, advanced too.
  */
 static void
-vacuum_lower_run(FtTree *tree, BlockNumber *bblk, BlockNumber *leafblk,
+vacuum_lower_run(FtTree *tree, BlockNumber parentblk, BlockNumber *bblk,
+				 BlockNumber *leftblk, BlockNumber *leafblk,
 				 char **low, Size *lowlen,
 				 const char *bound, Size boundlen,
 				 FtVacuumCallback callback, FtVacuumSkipFn skip, void *arg,
@@ -663,7 +913,20 @@ vacuum_lower_run(FtTree *tree, BlockNumber *bblk, BlockNumber *leafblk,
 		if (skip)
 			free_skip_plan(&plan);
 		if (empties->n > 0)
+		{
 			unlink_empty_leaves(tree, thisblk, empties, result);
+			if (delete_empty_node(tree, parentblk, thisblk, *leftblk,
+								  *low == NULL, result))
+			{
+				/* its right sibling took over its range, lower bound too */
+				if (hikey)
+					pfree(hikey);
+				if (last)
+					break;
+				continue;
+			}
+		}
+		*leftblk = thisblk;
 		/* this node's high key is the next one's lower bound */
 		if (*low)
 			pfree(*low);
@@ -699,6 +962,7 @@ ft_vacuum(FtTree *tree, FtVacuumCallback callback, FtVacuumSkipFn skip,
 	FtDescent	d;
 	BlockNumber topblk = InvalidBlockNumber;
 	BlockNumber bblk;
+	BlockNumber leftblk = InvalidBlockNumber;	/* level-1 node before bblk */
 	BlockNumber leafblk;
 	EmptyLeaves empties = {0};
 	VisitMap	visited;
@@ -740,10 +1004,12 @@ ft_vacuum(FtTree *tree, FtVacuumCallback callback, FtVacuumSkipFn skip,
 	}
 
 	if (topblk == InvalidBlockNumber)
-		vacuum_lower_run(tree, &bblk, &leafblk, &low, &lowlen, NULL, 0,
+		vacuum_lower_run(tree, InvalidBlockNumber, &bblk, &leftblk, &leafblk,
+						 &low, &lowlen, NULL, 0,
 						 callback, skip, arg, result, &empties, &visited);
 	while (topblk != InvalidBlockNumber)
 	{
+		BlockNumber thisblk = topblk;
 		Buffer		tbuf = cleanup_lock(tree, topblk, FT_PAGE_BUFFER, &visited);
 		Page		tpage = BufferGetPage(tbuf);
 		char	   *hikey;
@@ -754,7 +1020,8 @@ ft_vacuum(FtTree *tree, FtVacuumCallback callback, FtVacuumSkipFn skip,
 		topblk = FtPageGetOpaque(tpage)->ft_right;
 		UnlockReleaseBuffer(tbuf);
 
-		vacuum_lower_run(tree, &bblk, &leafblk, &low, &lowlen, hikey, hlen,
+		vacuum_lower_run(tree, thisblk, &bblk, &leftblk, &leafblk,
+						 &low, &lowlen, hikey, hlen,
 						 callback, skip, arg, result, &empties, &visited);
 		if (hikey)
 			pfree(hikey);

@@ -521,6 +521,13 @@ fractam_relation_size(Relation rel, ForkNumber forkNumber)
 {
 	uint64		size = table_block_relation_size(rel, forkNumber);
 
+	/*
+	 * The free space map's search asks whether a page it offers is in the
+	 * file, maybe while the tree's last leaf is locked by this backend: the
+	 * file's size answers it (ft_searching_free_pages).
+	 */
+	if (ft_searching_free_pages())
+		return size;
 	if ((forkNumber == MAIN_FORKNUM || forkNumber == InvalidForkNumber) &&
 		smgrnblocks(RelationGetSmgr(rel), MAIN_FORKNUM) > 0)
 	{

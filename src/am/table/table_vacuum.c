@@ -49,6 +49,7 @@
 #include "miscadmin.h"
 #include "pgstat.h"
 #include "storage/bufmgr.h"
+#include "storage/indexfsm.h"
 #include "storage/lmgr.h"
 #include "utils/memutils.h"
 
@@ -353,16 +354,11 @@ fractam_relation_vacuum(Relation rel, struct VacuumParams *params,
 	}
 
 	/*
-	 * The pages the passes freed stay at the free space map's bottom level
-	 * (RecordFreeIndexPage), where its searches do not find them: a table
-	 * does not reuse them yet.  IndexFreeSpaceMapVacuum here would make
-	 * them findable, but PostgreSQL 15's FSM search then checks a candidate
-	 * against RelationGetNumberOfBlocks, which for a table is
-	 * table_relation_size (TID pseudo-blocks, not pages; computing it
-	 * locks the table's last leaf, which an insert that needs a new page
-	 * may hold: it waited for itself).  Reusing table pages needs a search
-	 * of fractam's own.  (README, Limitations.)
+	 * The passes recorded the pages they freed at the free space map's
+	 * bottom level (RecordFreeIndexPage); its searches start at the top, so
+	 * make them findable, as an index VACUUM does.
 	 */
+	IndexFreeSpaceMapVacuum(rel);
 
 	/* the indexes lost the removed versions' entries: mark what is settled */
 	all_visible = fractam_vm_vacuum(rel, oldest_xmin, st.skip_flags);
