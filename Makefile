@@ -34,6 +34,7 @@ OBJS = \
 	src/am/table/table_options.o \
 	src/am/table/table_executor.o \
 	src/am/table/table_stats.o \
+	src/am/table/table_logical.o \
 	src/ft/ft_init.o \
 	src/ft/ft_page.o \
 	src/ft/ft_buffer.o \
@@ -51,7 +52,8 @@ OBJS = \
 	src/ft/ft_verify.o \
 	src/wal/ft_xlog.o \
 	src/wal/ft_redo.o \
-	src/wal/ft_desc.o
+	src/wal/ft_desc.o \
+	src/wal/ft_decode.o
 
 PG_CPPFLAGS = -I$(srcdir)/src
 # Debian's PGXS sets with_llvm = yes; bitcode is optional for an extension.

@@ -132,6 +132,21 @@ ft_desc(StringInfo buf, XLogReaderState *record)
 								 xlrec.heapblk, xlrec.flags, xlrec.cutoff_xid);
 				break;
 			}
+		case XLOG_FT_LOGICAL:
+			{
+				xl_ft_logical xlrec;
+
+				memcpy(&xlrec, rec, sizeof(xlrec));
+				appendStringInfo(buf, "rel %u/%u/%u %s, new %u bytes, old %u bytes",
+								 xlrec.node.spcNode, xlrec.node.dbNode,
+								 xlrec.node.relNode,
+								 xlrec.action == FT_LOGICAL_INSERT ? "insert" :
+								 xlrec.action == FT_LOGICAL_UPDATE ? "update" :
+								 xlrec.action == FT_LOGICAL_DELETE ? "delete" :
+								 "unknown action",
+								 xlrec.newlen, xlrec.oldlen);
+				break;
+			}
 		case XLOG_FT_REUSE:
 			{
 				xl_ft_reuse *xlrec = (xl_ft_reuse *) rec;
@@ -184,6 +199,8 @@ ft_identify(uint8 info)
 			return "VM_SET";
 		case XLOG_FT_VM_CLEAR:
 			return "VM_CLEAR";
+		case XLOG_FT_LOGICAL:
+			return "LOGICAL";
 	}
 	return NULL;
 }

@@ -418,6 +418,8 @@ ft_redo(XLogReaderState *record)
 		case XLOG_FT_VM_CLEAR:
 			ft_redo_vm(record, false);
 			break;
+		case XLOG_FT_LOGICAL:
+			break;				/* for decoding only */
 		default:
 			elog(PANIC, "fractam redo: unknown record type %u", info);
 	}

@@ -270,6 +270,33 @@ ftxlog_vm(Relation rel, Buffer vmbuf, uint8 info, BlockNumber heapblk,
 	PageSetLSN(BufferGetPage(vmbuf), recptr);
 }
 
+/*
+ * A row change of a table for logical decoding (XLOG_FT_LOGICAL).  The
+ * caller has checked RelationIsLogicallyLogged and holds no buffer lock.
+ * The record carries the replication origin of the session (as heap's
+ * DML records do), so that decoding can filter changes by origin.
+ */
+void
+ftxlog_logical(Relation rel, uint8 action, HeapTuple newtup,
+			   HeapTuple oldtup)
+{
+	xl_ft_logical xlrec;
+
+	memset(&xlrec, 0, sizeof(xlrec));
+	xlrec.node = rel->rd_node;
+	xlrec.action = action;
+	xlrec.newlen = newtup ? newtup->t_len : 0;
+	xlrec.oldlen = oldtup ? oldtup->t_len : 0;
+	XLogBeginInsert();
+	XLogRegisterData((char *) &xlrec, sizeof(xlrec));
+	if (newtup)
+		XLogRegisterData((char *) newtup->t_data, newtup->t_len);
+	if (oldtup)
+		XLogRegisterData((char *) oldtup->t_data, oldtup->t_len);
+	XLogSetRecordFlags(XLOG_INCLUDE_ORIGIN);
+	(void) XLogInsert(RM_FRACTAM_ID, XLOG_FT_LOGICAL);
+}
+
 static RmgrData fractam_rmgr = {
 	.rm_name = FT_RMGR_NAME,
 	.rm_redo = ft_redo,
@@ -278,7 +305,7 @@ static RmgrData fractam_rmgr = {
 	.rm_startup = NULL,			/* redo keeps no state between records */
 	.rm_cleanup = NULL,
 	.rm_mask = ft_mask,
-	.rm_decode = NULL			/* index records carry nothing to decode */
+	.rm_decode = ft_decode		/* XLOG_FT_LOGICAL: table row changes */
 };
 
 /* At library load (_PG_init), before recovery can start */

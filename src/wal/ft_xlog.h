@@ -13,6 +13,7 @@
 #ifndef FT_XLOG_H
 #define FT_XLOG_H
 
+#include "access/htup.h"
 #include "access/xlog_internal.h"
 #include "access/xlogreader.h"
 #include "lib/stringinfo.h"
@@ -43,6 +44,7 @@
 #define XLOG_FT_VM_CLEAR	0xA0	/* ... cleared */
 #define XLOG_FT_APPEND		0xB0	/* add items at the end of one leaf */
 #define XLOG_FT_PATCHES		0xC0	/* overwrite bytes of items of one leaf */
+#define XLOG_FT_LOGICAL		0xD0	/* a table row change, for logical decoding */
 
 /*
  * XLOG_FT_INSERT: block 0 = page, block data = the item, main data = its
@@ -173,6 +175,30 @@ typedef struct xl_ft_vm
 	uint8		flags;			/* VISIBILITYMAP_* bits set or cleared */
 } xl_ft_vm;
 
+/*
+ * XLOG_FT_LOGICAL: a row of a fractam table was inserted, updated or
+ * deleted, written only with wal_level = logical and only for decoding:
+ * redo does nothing (the page changes have records of their own).  Main
+ * data: this header, then the new version (newlen bytes: a heap tuple
+ * header and its data, as stored, TOAST pointers included), then the old
+ * row (oldlen bytes: the replica identity's key columns, or the whole row
+ * for REPLICA IDENTITY FULL, TOAST values inlined; none when not needed).
+ * No block references: the row's page changes are logged separately.
+ */
+typedef struct xl_ft_logical
+{
+	RelFileNode node;			/* the table */
+	uint8		action;			/* FT_LOGICAL_* */
+	uint8		flags;			/* unused, zero */
+	uint16		reserved;
+	uint32		newlen;			/* 0: no new version (DELETE) */
+	uint32		oldlen;			/* 0: no old row logged */
+} xl_ft_logical;
+
+#define FT_LOGICAL_INSERT	1
+#define FT_LOGICAL_UPDATE	2
+#define FT_LOGICAL_DELETE	3
+
 /* Most blocks one record may carry */
 #define FT_MAX_RECORD_BLOCKS	(XLR_MAX_BLOCK_ID + 1)
 
@@ -202,6 +228,8 @@ extern void ftxlog_meta_seq(Relation rel, Buffer metabuf, uint64 seq);
 extern void ftxlog_vm(Relation rel, Buffer vmbuf, uint8 info,
 					  BlockNumber heapblk, TransactionId cutoff_xid,
 					  uint8 flags);
+extern void ftxlog_logical(Relation rel, uint8 action, HeapTuple newtup,
+						   HeapTuple oldtup);
 /* call before START_CRIT_SECTION when a record may carry many blocks */
 extern void ftxlog_reserve(Relation rel, int nblocks);
 
@@ -211,5 +239,11 @@ extern void ft_redo(XLogReaderState *record);
 extern void ft_mask(char *pagedata, BlockNumber blkno);
 extern void ft_desc(StringInfo buf, XLogReaderState *record);
 extern const char *ft_identify(uint8 info);
+
+/* logical decoding (ft_decode.c) */
+struct LogicalDecodingContext;
+struct XLogRecordBuffer;
+extern void ft_decode(struct LogicalDecodingContext *ctx,
+					  struct XLogRecordBuffer *buf);
 
 #endif							/* FT_XLOG_H */

@@ -272,6 +272,14 @@ extern void fractam_tuple_complete_speculative(Relation rel,
 extern void fractam_multi_insert(Relation rel, TupleTableSlot **slots,
 								 int nslots, CommandId cid, int options,
 								 struct BulkInsertStateData *bistate);
+/* table_logical.c */
+extern Bitmapset *fractam_logical_identity_columns(Relation rel);
+extern void fractam_log_insert(Relation rel, HeapTuple newtup);
+extern void fractam_log_update(Relation rel, HeapTuple oldtup,
+							   HeapTuple newtup, Bitmapset *idattrs);
+extern void fractam_log_delete(Relation rel, HeapTuple oldtup,
+							   Bitmapset *idattrs);
+
 extern TM_Result fractam_tuple_delete(Relation rel, ItemPointer tid,
 									  CommandId cid, Snapshot snapshot,
 									  Snapshot crosscheck, bool wait,

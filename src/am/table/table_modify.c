@@ -22,6 +22,7 @@
 #include "access/xact.h"
 #include "access/xlog.h"
 #include "am/table/fractam_table.h"
+#include "catalog/catalog.h"
 #include "pgstat.h"
 #include "storage/bufmgr.h"
 #include "storage/lmgr.h"
@@ -29,24 +30,6 @@
 #include "utils/combocid.h"
 #include "utils/datum.h"
 #include "utils/relcache.h"
-
-/*
- * fractam's WAL records do not decode into logical changes yet, so with
- * wal_level = logical a change to a fractam table would be missing from
- * every publication: refuse it rather than let it be lost.
- */
-static void
-check_not_logical(Relation rel)
-{
-	if (XLogLogicalInfoActive() && RelationNeedsWAL(rel))
-		ereport(ERROR,
-				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-				 errmsg("cannot change fractam table \"%s\" with wal_level = logical",
-						RelationGetRelationName(rel)),
-				 errdetail("Logical decoding of fractam tables is not supported yet: the change would be missing from logical replication."),
-				 errhint("Use wal_level = replica, or a heap table.")));
-}
-
 
 /* Fill in a new version's header (heap_prepare_insert); may toast it */
 static HeapTuple
@@ -99,7 +82,6 @@ insert_one(Relation rel, TupleTableSlot *slot, CommandId cid, int options,
 	HeapTuple	tuple;
 	HeapTuple	heaptup;
 
-	check_not_logical(rel);
 	tuple = ExecFetchSlotHeapTuple(slot, true, &shouldFree);
 	slot->tts_tableOid = RelationGetRelid(rel);
 	tuple->t_tableOid = slot->tts_tableOid;
@@ -108,6 +90,9 @@ insert_one(Relation rel, TupleTableSlot *slot, CommandId cid, int options,
 	/* a serializable reader of the whole table conflicts with any insert */
 	CheckForSerializableConflictIn(rel, NULL, InvalidBlockNumber);
 	add_version(rel, heaptup, speculative, specToken);
+	/* a speculative insertion is logged once it is confirmed */
+	if (!speculative)
+		fractam_log_insert(rel, heaptup);
 	pgstat_count_heap_insert(rel, 1);
 
 	slot->tts_tid = heaptup->t_self;
@@ -147,7 +132,6 @@ fractam_multi_insert(Relation rel, TupleTableSlot **slots, int nslots,
 	FtTree		tree;
 	int			i;
 
-	check_not_logical(rel);
 	/* a serializable reader of the whole table conflicts with any insert */
 	CheckForSerializableConflictIn(rel, NULL, InvalidBlockNumber);
 	for (i = 0; i < nslots; i++)
@@ -165,6 +149,7 @@ fractam_multi_insert(Relation rel, TupleTableSlot **slots, int nslots,
 		fractam_rowid_tid(rowid, &heaptup->t_self);
 		heaptup->t_data->t_ctid = heaptup->t_self;
 		items[i] = fractam_version_item(rowid, heaptup, &lens[i]);
+		fractam_log_insert(rel, heaptup);
 		slot->tts_tid = heaptup->t_self;
 		tuple->t_self = heaptup->t_self;
 		if (heaptup != tuple)
@@ -217,10 +202,13 @@ fractam_tuple_complete_speculative(Relation rel, TupleTableSlot *slot,
 	FtItemRef	ref;
 	FractamHeaderCopy	h;
 	HeapTuple	toastcopy = NULL;
+	HeapTuple	confirmed = NULL;
 
 	find_version(rel, &tree, &slot->tts_tid, &ref);
 	memcpy(h.data, ref.item + FRACTAM_PATCH_START, FRACTAM_PATCH_LEN);
 	Assert(HeapTupleHeaderIsSpeculative(&h.hdr));
+	if (succeeded && RelationIsLogicallyLogged(rel))
+		confirmed = fractam_item_copy(rel, ref.item, ref.len);
 	if (succeeded)
 		h.hdr.t_ctid = slot->tts_tid;
 	else
@@ -236,6 +224,12 @@ fractam_tuple_complete_speculative(Relation rel, TupleTableSlot *slot,
 		fractam_vm_clear(rel, fractam_item_rowid(ref.item));
 	ft_item_patch(&tree, &ref, FRACTAM_PATCH_START, h.data, FRACTAM_PATCH_LEN);
 	ft_item_release(&ref);
+	if (confirmed)
+	{
+		confirmed->t_data->t_ctid = slot->tts_tid;
+		fractam_log_insert(rel, confirmed);
+		heap_freetuple(confirmed);
+	}
 	if (toastcopy)
 	{
 		heap_toast_delete(rel, toastcopy, true);
@@ -406,17 +400,23 @@ fractam_tuple_delete(Relation rel, ItemPointer tid, CommandId cid,
 	TM_Result	result;
 	LockTupleMode mode = LockTupleExclusive;
 	bool		have_tuplock = false;
+	Bitmapset  *idattrs;
+	HeapTuple	logold = NULL;
 
-	check_not_logical(rel);
 	CheckForSerializableConflictIn(rel, tid, ItemPointerGetBlockNumber(tid));
+	/* before any leaf is locked: it may open the indexes */
+	idattrs = fractam_logical_identity_columns(rel);
 	result = lock_for_change(rel, &tree, tid, cid, crosscheck, wait, tmfd,
 							 &ref, XLTW_Delete, NULL, NULL, &mode,
 							 &have_tuplock);
 	if (result != TM_Ok)
 	{
 		fractam_release_tuplock(rel, tid, mode, &have_tuplock);
+		bms_free(idattrs);
 		return result;
 	}
+	if (RelationIsLogicallyLogged(rel))
+		logold = fractam_item_copy(rel, ref.item, ref.len);
 
 	memcpy(h.data, ref.item + FRACTAM_PATCH_START, FRACTAM_PATCH_LEN);
 	if (HeapTupleHeaderHasExternal(fractam_item_tuple(ref.item)) &&
@@ -432,6 +432,13 @@ fractam_tuple_delete(Relation rel, ItemPointer tid, CommandId cid,
 	ft_item_release(&ref);
 	fractam_release_tuplock(rel, tid, mode, &have_tuplock);
 
+	/* before its TOAST values go: the old key may need them inlined */
+	if (logold)
+	{
+		fractam_log_delete(rel, logold, idattrs);
+		heap_freetuple(logold);
+	}
+	bms_free(idattrs);
 	if (toastcopy)
 	{
 		heap_toast_delete(rel, toastcopy, false);
@@ -464,6 +471,8 @@ fractam_tuple_update(Relation rel, ItemPointer otid, TupleTableSlot *slot,
 	TransactionId temp_lock_xid = InvalidTransactionId;
 	bool		have_tuplock = false;
 	Bitmapset  *key_attrs;
+	Bitmapset  *idattrs;
+	HeapTuple	logold = NULL;
 
 	/* every update gets a new TID, so every index needs an entry */
 	*update_indexes = true;
@@ -471,7 +480,6 @@ fractam_tuple_update(Relation rel, ItemPointer otid, TupleTableSlot *slot,
 	slot->tts_tableOid = RelationGetRelid(rel);
 	newtup->t_tableOid = slot->tts_tableOid;
 
-	check_not_logical(rel);
 	/* before any leaf is locked: it may lock the metapage */
 	newrowid = fractam_next_rowid(rel);
 	fractam_rowid_tid(newrowid, &newtid);
@@ -479,6 +487,7 @@ fractam_tuple_update(Relation rel, ItemPointer otid, TupleTableSlot *slot,
 	CheckForSerializableConflictIn(rel, otid, ItemPointerGetBlockNumber(otid));
 	/* before any leaf is locked: it may open the indexes */
 	key_attrs = RelationGetIndexAttrBitmap(rel, INDEX_ATTR_BITMAP_KEY);
+	idattrs = fractam_logical_identity_columns(rel);
 	result = lock_for_change(rel, &tree, otid, cid, crosscheck, wait, tmfd,
 							 &ref, XLTW_Update, newtup, key_attrs, lockmode,
 							 &have_tuplock);
@@ -486,6 +495,7 @@ fractam_tuple_update(Relation rel, ItemPointer otid, TupleTableSlot *slot,
 	if (result != TM_Ok)
 	{
 		fractam_release_tuplock(rel, otid, *lockmode, &have_tuplock);
+		bms_free(idattrs);
 		if (shouldFree)
 			pfree(newtup);
 		return result;
@@ -530,6 +540,9 @@ fractam_tuple_update(Relation rel, ItemPointer otid, TupleTableSlot *slot,
 		heaptup = prepare_version(rel, newtup, xid, cid, 0, NULL);
 
 	memcpy(h.data, ref.item + FRACTAM_PATCH_START, FRACTAM_PATCH_LEN);
+	if (RelationIsLogicallyLogged(rel))
+		logold = oldcopy ? heap_copytuple(oldcopy) :
+			fractam_item_copy(rel, ref.item, ref.len);
 
 	/*
 	 * The row locks that stay carry over to the new version, as heap_update
@@ -550,6 +563,12 @@ fractam_tuple_update(Relation rel, ItemPointer otid, TupleTableSlot *slot,
 	heaptup->t_self = newtid;
 	heaptup->t_data->t_ctid = newtid;
 	fractam_store_version(rel, newrowid, heaptup);
+	if (logold)
+	{
+		fractam_log_update(rel, logold, heaptup, idattrs);
+		heap_freetuple(logold);
+	}
+	bms_free(idattrs);
 	pgstat_count_heap_update(rel, false);
 
 	slot->tts_tid = newtid;
