@@ -115,8 +115,8 @@ ft_getbuf(FtTree *tree, BlockNumber blkno, int access)
  * was unlinked: every snapshot must be newer than the XID recorded at
  * deletion, as in nbtree.
  */
-static bool
-page_recyclable(Page page)
+bool
+ft_page_recyclable(Page page)
 {
 	FtPageOpaque opaque;
 
@@ -129,6 +129,9 @@ page_recyclable(Page page)
 		GlobalVisCheckRemovableFullXid(NULL,
 									   FullTransactionIdFromU64(opaque->ft_msn));
 }
+
+/* candidates ft_newbuf may reject before it extends the file instead */
+#define FT_NEWBUF_MAX_REJECTS	8
 
 /*
  * True while free_page_candidate searches the free space map.  The FSM
@@ -181,8 +184,14 @@ ft_newbuf(FtTree *tree)
 {
 	Buffer		buf;
 	bool		needLock = !RELATION_IS_LOCAL(tree->rel);
+	int			rejected;
 
-	for (;;)
+	/*
+	 * The map only offers pages that were old enough when VACUUM offered
+	 * them, so a rejection is rare (a page in use again, or locked by
+	 * someone); the caller holds other pages locked, so after a few, extend.
+	 */
+	for (rejected = 0; rejected < FT_NEWBUF_MAX_REJECTS; rejected++)
 	{
 		BlockNumber blkno = free_page_candidate(tree->rel);
 
@@ -193,7 +202,7 @@ ft_newbuf(FtTree *tree)
 		{
 			Page		page = BufferGetPage(buf);
 
-			if (page_recyclable(page))
+			if (ft_page_recyclable(page))
 			{
 				if (!PageIsNew(page))
 					ftxlog_reuse(tree->rel, blkno,
@@ -202,13 +211,10 @@ ft_newbuf(FtTree *tree)
 			}
 
 			/*
-			 * Deleted too recently (a scan may still follow a link to it), or
-			 * a stale entry (the page is in use again): drop the entry and go
-			 * on, as nbtree does.  The next VACUUM offers a deleted page
-			 * again (record_unreached_free_pages).  Giving it back instead
-			 * would make every allocation until then meet it first: after a
-			 * VACUUM of a queue's head, the inserts that follow would extend
-			 * the file rather than reach the older pages behind it.
+			 * A stale entry (the page is in use again), or deleted too
+			 * recently (a scan may still follow a link to it): drop the entry
+			 * and go on, as nbtree does.  The next VACUUM offers a deleted
+			 * page again (record_unreached_free_pages).
 			 */
 			UnlockReleaseBuffer(buf);
 			continue;

@@ -341,18 +341,25 @@ step_leaf(FtScan scan)
 
 			memset(&d, 0, sizeof(d));
 			d.buf = ft_getbuf(tree, scan->lright, BUFFER_LOCK_SHARE);
-			while (FtPageIsDeleted(FtPageGetOpaque(BufferGetPage(d.buf))))
+			if (FtPageIsDeleted(FtPageGetOpaque(BufferGetPage(d.buf))))
 			{
-				BlockNumber next = FtPageGetOpaque(BufferGetPage(d.buf))->ft_right;
-
+				/*
+				 * Its range went to its right sibling, which may sit under
+				 * another buffer node (VACUUM's delete_empty_node), whose
+				 * messages our copy lacks: descend again.
+				 */
 				UnlockReleaseBuffer(d.buf);
-				d.buf = ft_getbuf(tree, next, BUFFER_LOCK_SHARE);
+				descend_and_load(scan, boundary, blen, false);
+				pfree(boundary);
 			}
-			d.parent = InvalidBuffer;
-			d.parent2 = InvalidBuffer;
-			d.lowkey = boundary;
-			d.lowkeylen = blen;
-			load_leaf(scan, &d);
+			else
+			{
+				d.parent = InvalidBuffer;
+				d.parent2 = InvalidBuffer;
+				d.lowkey = boundary;
+				d.lowkeylen = blen;
+				load_leaf(scan, &d);
+			}
 		}
 		else
 		{

@@ -80,14 +80,16 @@ leave(DescentPage *p)
 /*
  * Step right from p until key is within the page's range.  If we had to,
  * the cached copy we descended from (from_copy) missed a downlink: drop
- * it, so that the next descent reads the current page.
+ * it, so that the next descent reads the current page.  Returns whether a
+ * deleted page was passed.
  */
-static void
+static bool
 move_right(FtTree *tree, DescentPage *p, const char *key, Size len,
 		   bool strict, int access, bool cacheable, BlockNumber from_copy,
 		   FtDescent *d)
 {
 	bool		moved = false;
+	bool		passed_deleted = false;
 
 	for (;;)
 	{
@@ -103,6 +105,7 @@ move_right(FtTree *tree, DescentPage *p, const char *key, Size len,
 			right = opaque->ft_right;
 			leave(p);
 			visit(tree, right, level, access, cacheable, p);
+			passed_deleted = true;
 			continue;
 		}
 		if (key == NULL ? FtPageIsRightmost(opaque) :
@@ -118,6 +121,7 @@ move_right(FtTree *tree, DescentPage *p, const char *key, Size len,
 	}
 	if (moved && from_copy != InvalidBlockNumber)
 		ft_routecache_forget(tree, from_copy);
+	return passed_deleted;
 }
 
 /*
@@ -145,6 +149,7 @@ ft_descend_copy(FtTree *tree, const char *key, Size len, bool strict,
 	d->lowkey = NULL;
 	d->lowkeylen = 0;
 
+restart:
 	for (;;)
 	{
 		FtPageOpaque ropaque;
@@ -187,9 +192,30 @@ ft_descend_copy(FtTree *tree, const char *key, Size len, bool strict,
 		char	   *pkey;
 		Size		pkeylen;
 
-		move_right(tree, &p, key, len, strict,
-				   (int) level <= stoplevel ? access : BUFFER_LOCK_SHARE,
-				   (int) level > stoplevel, from_copy, d);
+		if (move_right(tree, &p, key, len, strict,
+					   (int) level <= stoplevel ? access : BUFFER_LOCK_SHARE,
+					   (int) level > stoplevel, from_copy, d) &&
+			level == 0 && bcopy)
+		{
+			/*
+			 * The leaf we were sent to was deleted, and the one that took
+			 * over its range may sit under another level-1 node (VACUUM's
+			 * delete_empty_node), whose messages the copy in bcopy lacks:
+			 * start again from the top.
+			 */
+			leave(&p);
+			if (BufferIsValid(d->parent))
+				ReleaseBuffer(d->parent);
+			if (BufferIsValid(d->parent2))
+				ReleaseBuffer(d->parent2);
+			d->parent = InvalidBuffer;
+			d->parent2 = InvalidBuffer;
+			d->childidx = -1;
+			set_lowkey(d, NULL, 0);
+			from_copy = InvalidBlockNumber;
+			CHECK_FOR_INTERRUPTS();
+			goto restart;
+		}
 		page = p.page;
 		opaque = FtPageGetOpaque(page);
 		curlevel = opaque->ft_level;

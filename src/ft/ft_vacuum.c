@@ -126,13 +126,58 @@ ft_prune_items(FtTree *tree, char **items, Size *lens, int n,
  * The blocks the walk reached.  Pages it did not reach are the metapage,
  * routing pages and deleted pages; the deleted ones are put in the free
  * space map again at the end, because the map is not crash-safe (nbtree
- * finds them again the same way, by looking at every block).
+ * finds them again the same way, by looking at every block).  The map
+ * only gets pages that may be reused already (ft_page_recyclable), as
+ * nbtree's: ft_newbuf runs with other pages locked and should not have to
+ * read and reject pages that are too young.  So the pages this pass
+ * deletes, which it reached, wait in "deleted" and are offered at the end
+ * if they have become old enough meanwhile; otherwise the next pass offers
+ * them.
  */
 typedef struct VisitMap
 {
 	BlockNumber nblocks;		/* blocks when the walk started */
 	uint8	   *bits;
+	BlockNumber *deleted;		/* pages this pass deleted */
+	FullTransactionId *deleted_at;	/* no older than their stamps */
+	int			ndeleted;
+	int			deleted_size;
 } VisitMap;
+
+/* a page this pass deleted, to offer at its end (offer_deleted_pages) */
+static void
+remember_deleted(VisitMap *v, BlockNumber blkno)
+{
+	if (v->ndeleted == v->deleted_size)
+	{
+		v->deleted_size = Max(16, v->deleted_size * 2);
+		v->deleted = v->deleted ?
+			repalloc(v->deleted, sizeof(BlockNumber) * v->deleted_size) :
+			palloc(sizeof(BlockNumber) * v->deleted_size);
+		v->deleted_at = v->deleted_at ?
+			repalloc(v->deleted_at, sizeof(FullTransactionId) * v->deleted_size) :
+			palloc(sizeof(FullTransactionId) * v->deleted_size);
+	}
+	v->deleted[v->ndeleted] = blkno;
+	/* read after the deletion: not older than the page's own stamp */
+	v->deleted_at[v->ndeleted] = ReadNextFullTransactionId();
+	v->ndeleted++;
+}
+
+static void
+offer_deleted_pages(FtTree *tree, VisitMap *v)
+{
+	int			i;
+
+	for (i = 0; i < v->ndeleted; i++)
+		if (GlobalVisCheckRemovableFullXid(NULL, v->deleted_at[i]))
+			RecordFreeIndexPage(tree->rel, v->deleted[i]);
+	if (v->deleted)
+	{
+		pfree(v->deleted);
+		pfree(v->deleted_at);
+	}
+}
 
 static void
 mark_visited(VisitMap *v, BlockNumber blkno)
@@ -148,7 +193,8 @@ was_visited(VisitMap *v, BlockNumber blkno)
 }
 
 /*
- * Offer every deleted page the walk did not reach to the free space map.
+ * Offer every deleted page the walk did not reach, and that may be reused
+ * already, to the free space map.
  * Entries there are only hints: ft_newbuf checks under the page lock that
  * a page is really deleted and old enough before it reuses it.  A page the
  * map already offers is not read again (taking a page from the map clears
@@ -179,7 +225,7 @@ record_unreached_free_pages(FtTree *tree, VisitMap *v)
 		else
 		{
 			ft_checkpage(tree->rel, buf);
-			isfree = FtPageIsDeleted(FtPageGetOpaque(page));
+			isfree = ft_page_recyclable(page);
 		}
 		UnlockReleaseBuffer(buf);
 		if (isfree)
@@ -491,6 +537,9 @@ vacuum_leaf_run(FtTree *tree, BlockNumber blkno, const char *bound,
 	return blkno;
 }
 
+/* at most this many leaves go with an empty level-1 node (one WAL record) */
+#define FT_DELETE_NODE_MAX_LEAVES	4
+
 /*
  * Unlink empty leaves of buffer node bblk.  An empty leaf L with a left
  * sibling LS and a right sibling R under the same buffer node is removed
@@ -500,20 +549,23 @@ vacuum_leaf_run(FtTree *tree, BlockNumber blkno, const char *bound,
  * L through an old pointer moves right to the page that now owns its
  * keys.  L may only be reused once no snapshot older than the deletion
  * remains (see ft_newbuf).  One WAL record carries the three new images.
+ * Returns whether the node itself might go now (delete_empty_node).
  */
-static void
+static bool
 unlink_empty_leaves(FtTree *tree, BlockNumber bblk, EmptyLeaves *empties,
-					FtVacuumResult *result)
+					FtVacuumResult *result, VisitMap *visited)
 {
+	bool		candidate;
+
 	Buffer		bbuf = ft_getbuf(tree, bblk, BUFFER_LOCK_EXCLUSIVE);
 	Page		bpage = BufferGetPage(bbuf);
 	FtPageOpaque bopaque = FtPageGetOpaque(bpage);
 	int			e;
 
-	if (!FtPageIsBuffer(bopaque))
+	if (!FtPageIsBuffer(bopaque) || FtPageIsDeleted(bopaque))
 	{
 		UnlockReleaseBuffer(bbuf);
-		return;
+		return false;
 	}
 	for (e = 0; e < empties->n; e++)
 	{
@@ -577,14 +629,20 @@ unlink_empty_leaves(FtTree *tree, BlockNumber bblk, EmptyLeaves *empties,
 
 		UnlockReleaseBuffer(lbuf);
 		UnlockReleaseBuffer(lsbuf);
-		RecordFreeIndexPage(tree->rel, empties->blocks[e]);
+		remember_deleted(visited, empties->blocks[e]);
 		result->pages_deleted++;
 	}
-	UnlockReleaseBuffer(bbuf);
-}
 
-/* at most this many leaves go with an empty level-1 node (one WAL record) */
-#define FT_DELETE_NODE_MAX_LEAVES	4
+	/*
+	 * Might the node go as a whole (delete_empty_node)?  Only a cheap look
+	 * here, under the lock already held: it buffers nothing and has few
+	 * leaves left.  Locking its parent to find out more would stall inserts.
+	 */
+	candidate = PageGetMaxOffsetNumber(bpage) < FtFirstMsgOffset(bopaque) &&
+		bopaque->ft_nchildren <= FT_DELETE_NODE_MAX_LEAVES;
+	UnlockReleaseBuffer(bbuf);
+	return candidate;
+}
 
 /* is this a live (not deleted) page of the given kind? */
 static bool
@@ -628,18 +686,21 @@ mark_deleted(Page page, uint16 kind, uint16 level, BlockNumber right)
  *
  * Without this, a queue (rows or entries added at one end, removed at the
  * other) leaves every level-1 node it empties in the tree with two empty
- * leaves, a sixth of what it ever held.  Level-2 nodes are never removed
- * (the routing cache's copies rely on it, see README), and a parent's last
- * child stays: a level-2 node whose whole range was emptied keeps one
- * level-1 node and its leaf.
+ * leaves (a table grew by ~5% of what passed through it).  Level-2 nodes
+ * are never removed (the routing cache's copies rely on it, see README),
+ * and a parent's last child stays: a level-2 node whose whole range was
+ * emptied keeps one level-1 node and its first and last leaves.
  *
  * Locks, top-down and left to right within a level: P, XL, X, XR (share),
  * then LS and X's leaves.  One WAL record carries every changed page's
- * image.  Returns whether X went.
+ * image.  Scans that reach a deleted leaf descend again: their copy of X
+ * does not cover the messages XR holds for R1 (README, Reads).  Returns
+ * whether X went.
  */
 static bool
 delete_empty_node(FtTree *tree, BlockNumber parentblk, BlockNumber xblk,
-				  BlockNumber leftblk, bool leftmost, FtVacuumResult *result)
+				  BlockNumber leftblk, bool leftmost, FtVacuumResult *result,
+				  VisitMap *visited)
 {
 	Buffer		held[FT_DELETE_NODE_MAX_LEAVES + 5];
 	int			nheld = 0;
@@ -780,12 +841,13 @@ delete_empty_node(FtTree *tree, BlockNumber parentblk, BlockNumber xblk,
 			goto done;
 	}
 
+	/* registered top-down, left to right, as redo locks them */
 	logged[nlogged++] = pbuf;
 	if (BufferIsValid(xlbuf))
 		logged[nlogged++] = xlbuf;
+	logged[nlogged++] = xbuf;
 	if (BufferIsValid(lsbuf))
 		logged[nlogged++] = lsbuf;
-	logged[nlogged++] = xbuf;
 	for (i = 0; i < nleaves; i++)
 		logged[nlogged++] = leaves[i];
 	ftxlog_reserve(tree->rel, nlogged);
@@ -823,7 +885,7 @@ done:
 		while (nheld > 0)
 			UnlockReleaseBuffer(held[--nheld]);
 		for (i = 0; i < nfreed; i++)
-			RecordFreeIndexPage(tree->rel, freed[i]);
+			remember_deleted(visited, freed[i]);
 		result->pages_deleted += nfreed;
 	}
 	return ok;
@@ -912,11 +974,11 @@ vacuum_lower_run(FtTree *tree, BlockNumber parentblk, BlockNumber *bblk,
 								   skip ? &plan : NULL);
 		if (skip)
 			free_skip_plan(&plan);
-		if (empties->n > 0)
+		if (empties->n > 0 &&
+			unlink_empty_leaves(tree, thisblk, empties, result, visited))
 		{
-			unlink_empty_leaves(tree, thisblk, empties, result);
 			if (delete_empty_node(tree, parentblk, thisblk, *leftblk,
-								  *low == NULL, result))
+								  *low == NULL, result, visited))
 			{
 				/* its right sibling took over its range, lower bound too */
 				if (hikey)
@@ -970,6 +1032,7 @@ ft_vacuum(FtTree *tree, FtVacuumCallback callback, FtVacuumSkipFn skip,
 	Size		lowlen = 0;
 
 	memset(result, 0, sizeof(FtVacuumResult));
+	memset(&visited, 0, sizeof(visited));
 	visited.nblocks = ft_nblocks(tree);
 	visited.bits = palloc0(visited.nblocks / 8 + 1);
 
@@ -1029,6 +1092,7 @@ ft_vacuum(FtTree *tree, FtVacuumCallback callback, FtVacuumSkipFn skip,
 	if (low)
 		pfree(low);
 	record_unreached_free_pages(tree, &visited);
+	offer_deleted_pages(tree, &visited);
 	pfree(visited.bits);
 	result->num_pages = ft_nblocks(tree);
 }
