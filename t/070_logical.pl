@@ -127,6 +127,70 @@ is($pub->safe_psql('postgres', q{
 	       (SELECT md5(string_agg(id || v || n, ',' ORDER BY id)) FROM df)}),
 	't', 'and holds the same rows');
 
+# --- an aborted speculative insertion of a row with TOAST values ------------
+# INSERT ... ON CONFLICT inserts the row, then finds the conflict only when it
+# inserts its index entry (another session committed the key meanwhile): the
+# insertion is aborted and retried.  Its TOAST chunks were decoded already;
+# the changes after it in the same transaction (a row of a table without a
+# TOAST table, a DELETE) must decode as on heap.  The index expression blocks
+# its second evaluation in session B (the index insertion; the first is the
+# conflict pre-check) on an advisory lock that the test holds.
+$pub->safe_psql('postgres', q{
+	CREATE FUNCTION spec_gate(k int) RETURNS int IMMUTABLE LANGUAGE plpgsql AS $$
+	DECLARE
+		n int := coalesce(nullif(current_setting('spec.calls', true), ''), '-1')::int;
+	BEGIN
+		IF n >= 0 THEN
+			PERFORM set_config('spec.calls', (n + 1)::text, false);
+			IF n + 1 = 2 THEN
+				PERFORM pg_advisory_lock(4242);
+				PERFORM pg_advisory_unlock(4242);
+			END IF;
+		END IF;
+		RETURN k;
+	END $$});
+
+sub spec_abort_decoded
+{
+	my ($t, $am) = @_;
+	$pub->safe_psql('postgres', qq{
+		CREATE TABLE $t (k int, v text) USING $am;
+		ALTER TABLE $t ALTER COLUMN v SET STORAGE EXTERNAL;
+		CREATE UNIQUE INDEX ${t}_k ON $t (spec_gate(k));
+		CREATE TABLE ${t}_ints (i int) USING $am;
+		INSERT INTO $t VALUES (5, 'five');
+		SELECT 'start' FROM pg_create_logical_replication_slot('slot_$t', 'test_decoding');});
+	my $ctl = $pub->background_psql('postgres', on_error_stop => 1);
+	$ctl->query_safe('SELECT pg_advisory_lock(4242)');
+	my $b = $pub->background_psql('postgres', on_error_stop => 1);
+	$b->query_safe('SET spec.calls = 0');
+	$b->query_safe('BEGIN');
+	$b->query_until(qr/inserting/, qq{\\echo inserting
+		INSERT INTO $t SELECT 1, string_agg(md5(g::text), '') FROM generate_series(1, 300) g
+		  ON CONFLICT (spec_gate(k)) DO NOTHING;
+	});
+	$pub->poll_query_until('postgres', q{
+		SELECT count(*) > 0 FROM pg_locks WHERE locktype = 'advisory' AND NOT granted})
+	  or die "session B did not block in its index insertion";
+	$pub->safe_psql('postgres', "INSERT INTO $t VALUES (1, 'winner')");
+	$ctl->query_safe('SELECT pg_advisory_unlock(4242)');
+	$b->query_safe('RESET spec.calls');
+	$b->query_safe("INSERT INTO ${t}_ints VALUES (7)");
+	$b->query_safe("DELETE FROM $t WHERE k = 5");
+	$b->query_safe("UPDATE $t SET v = 'updated' WHERE k = 1");
+	$b->query_safe('COMMIT');
+	$b->quit;
+	$ctl->quit;
+	return decoded($t);
+}
+
+my $spec_heap = spec_abort_decoded('sh', 'heap');
+my $spec_fractam = spec_abort_decoded('sf', 'fractam');
+like($spec_heap, qr/T_ints: INSERT: i\[integer\]:7/, 'heap decodes the changes after an aborted speculative insertion');
+unlike($spec_heap, qr/string_agg|k\[integer\]:1 v\[text\]:'c4ca/, 'and not the aborted row');
+is($spec_fractam, $spec_heap,
+	'after an aborted speculative insertion with TOAST values, fractam decodes like heap');
+
 # --- 2. pgoutput to a heap subscriber under concurrent DML -----------------
 
 # (a database of its own: FOR ALL TABLES would take the tables above too)

@@ -15,11 +15,17 @@
  * reassembles TOAST values for (the TOAST table is a heap), and hands to
  * the output plugin.
  *
- * Nothing here may raise an error for a record it does not like: an error
- * in decoding stops every slot of the database at this record for good.
- * The record is built by this module's own code and checked by the WAL
- * CRC, so a length that does not add up is reported as corruption (as
- * heap's decoder would fail on a bad record), never skipped silently.
+ * An error in decoding stops every slot of the database at this record for
+ * good, so the only one raised is for a record whose lengths do not add up:
+ * it was built by this module and passed the WAL CRC, so that is
+ * corruption, which must not be skipped silently (heap's decoder fails on
+ * a bad record too).
+ *
+ * INSERT ... ON CONFLICT follows heap's protocol: a speculative insertion
+ * with its row, then a confirmation (the reorder buffer then applies it as
+ * an INSERT) or an abort (it drops the row and the TOAST chunks gathered
+ * for it; without that, the next change of the transaction would look for
+ * them).
  *
  *-------------------------------------------------------------------------
  */
@@ -63,8 +69,13 @@ decode_row_change(LogicalDecodingContext *ctx, XLogRecordBuffer *buf)
 			 datalen, LSN_FORMAT_ARGS(buf->origptr));
 	memcpy(&xlrec, data, sizeof(xlrec));
 	if (sizeof(xlrec) + (Size) xlrec.newlen + xlrec.oldlen != datalen ||
-		xlrec.action < FT_LOGICAL_INSERT || xlrec.action > FT_LOGICAL_DELETE ||
-		(xlrec.newlen == 0) != (xlrec.action == FT_LOGICAL_DELETE))
+		xlrec.action < FT_LOGICAL_INSERT ||
+		xlrec.action > FT_LOGICAL_SPEC_ABORT ||
+		(xlrec.newlen > 0) != (xlrec.action == FT_LOGICAL_INSERT ||
+							   xlrec.action == FT_LOGICAL_UPDATE ||
+							   xlrec.action == FT_LOGICAL_SPEC_INSERT) ||
+		(xlrec.oldlen > 0 && xlrec.action != FT_LOGICAL_UPDATE &&
+		 xlrec.action != FT_LOGICAL_DELETE))
 		elog(ERROR, "fractam decode: malformed row change record at %X/%X",
 			 LSN_FORMAT_ARGS(buf->origptr));
 
@@ -84,8 +95,17 @@ decode_row_change(LogicalDecodingContext *ctx, XLogRecordBuffer *buf)
 		case FT_LOGICAL_UPDATE:
 			change->action = REORDER_BUFFER_CHANGE_UPDATE;
 			break;
-		default:
+		case FT_LOGICAL_DELETE:
 			change->action = REORDER_BUFFER_CHANGE_DELETE;
+			break;
+		case FT_LOGICAL_SPEC_INSERT:
+			change->action = REORDER_BUFFER_CHANGE_INTERNAL_SPEC_INSERT;
+			break;
+		case FT_LOGICAL_SPEC_CONFIRM:
+			change->action = REORDER_BUFFER_CHANGE_INTERNAL_SPEC_CONFIRM;
+			break;
+		default:
+			change->action = REORDER_BUFFER_CHANGE_INTERNAL_SPEC_ABORT;
 			break;
 	}
 	change->origin_id = XLogRecGetOrigin(r);

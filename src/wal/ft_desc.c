@@ -143,6 +143,9 @@ ft_desc(StringInfo buf, XLogReaderState *record)
 								 xlrec.action == FT_LOGICAL_INSERT ? "insert" :
 								 xlrec.action == FT_LOGICAL_UPDATE ? "update" :
 								 xlrec.action == FT_LOGICAL_DELETE ? "delete" :
+								 xlrec.action == FT_LOGICAL_SPEC_INSERT ? "speculative insert" :
+								 xlrec.action == FT_LOGICAL_SPEC_CONFIRM ? "speculative confirm" :
+								 xlrec.action == FT_LOGICAL_SPEC_ABORT ? "speculative abort" :
 								 "unknown action",
 								 xlrec.newlen, xlrec.oldlen);
 				break;

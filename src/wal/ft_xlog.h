@@ -198,6 +198,14 @@ typedef struct xl_ft_logical
 #define FT_LOGICAL_INSERT	1
 #define FT_LOGICAL_UPDATE	2
 #define FT_LOGICAL_DELETE	3
+/*
+ * INSERT ... ON CONFLICT, as heap logs it: the speculative insertion with
+ * its row, then a confirmation or an abort (no rows), so that the reorder
+ * buffer drops an aborted row and the TOAST chunks it gathered for it.
+ */
+#define FT_LOGICAL_SPEC_INSERT	4
+#define FT_LOGICAL_SPEC_CONFIRM 5
+#define FT_LOGICAL_SPEC_ABORT	6
 
 /* Most blocks one record may carry */
 #define FT_MAX_RECORD_BLOCKS	(XLR_MAX_BLOCK_ID + 1)

@@ -275,8 +275,11 @@ extern void fractam_multi_insert(Relation rel, TupleTableSlot **slots,
 /* table_logical.c */
 extern Bitmapset *fractam_logical_identity_columns(Relation rel);
 extern void fractam_log_insert(Relation rel, HeapTuple newtup);
+extern void fractam_log_speculative(Relation rel, HeapTuple newtup);
+extern void fractam_log_speculative_end(Relation rel, bool confirmed);
 extern void fractam_log_update(Relation rel, HeapTuple oldtup,
-							   HeapTuple newtup, Bitmapset *idattrs);
+							   HeapTuple newtup, HeapTuple stored,
+							   Bitmapset *idattrs);
 extern void fractam_log_delete(Relation rel, HeapTuple oldtup,
 							   Bitmapset *idattrs);
 

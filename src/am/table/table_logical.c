@@ -137,27 +137,47 @@ fractam_log_insert(Relation rel, HeapTuple newtup)
 		ftxlog_logical(rel, FT_LOGICAL_INSERT, newtup, NULL);
 }
 
+/* INSERT ... ON CONFLICT: the speculative row, then its confirm or abort */
+void
+fractam_log_speculative(Relation rel, HeapTuple newtup)
+{
+	if (RelationIsLogicallyLogged(rel))
+		ftxlog_logical(rel, FT_LOGICAL_SPEC_INSERT, newtup, NULL);
+}
+
+void
+fractam_log_speculative_end(Relation rel, bool confirmed)
+{
+	if (RelationIsLogicallyLogged(rel))
+		ftxlog_logical(rel, confirmed ? FT_LOGICAL_SPEC_CONFIRM :
+					   FT_LOGICAL_SPEC_ABORT, NULL, NULL);
+}
+
 /*
- * oldtup is a copy of the old version taken under its leaf's lock; idattrs
- * from fractam_logical_identity_columns.
+ * oldtup is a copy of the old version taken under its leaf's lock (NULL
+ * when the table logs no old rows: REPLICA IDENTITY NOTHING, or no key);
+ * idattrs from fractam_logical_identity_columns.  newtup is the new row as the
+ * statement made it (before TOAST), which is what heap compares the key
+ * columns with; stored is the version as stored, which is logged.
  */
 void
 fractam_log_update(Relation rel, HeapTuple oldtup, HeapTuple newtup,
-				   Bitmapset *idattrs)
+				   HeapTuple stored, Bitmapset *idattrs)
 {
 	HeapTuple	old = NULL;
 
 	if (!RelationIsLogicallyLogged(rel))
 		return;
-	if (rel->rd_rel->relreplident == REPLICA_IDENTITY_FULL ||
-		(rel->rd_rel->relreplident != REPLICA_IDENTITY_NOTHING &&
+	if (oldtup &&
+		(rel->rd_rel->relreplident == REPLICA_IDENTITY_FULL ||
 		 identity_key_needed(rel, idattrs, oldtup, newtup)))
 		old = old_row_identity(rel, oldtup, idattrs);
-	ftxlog_logical(rel, FT_LOGICAL_UPDATE, newtup, old);
+	ftxlog_logical(rel, FT_LOGICAL_UPDATE, stored, old);
 	if (old)
 		heap_freetuple(old);
 }
 
+/* oldtup and idattrs as for fractam_log_update */
 void
 fractam_log_delete(Relation rel, HeapTuple oldtup, Bitmapset *idattrs)
 {
@@ -165,7 +185,7 @@ fractam_log_delete(Relation rel, HeapTuple oldtup, Bitmapset *idattrs)
 
 	if (!RelationIsLogicallyLogged(rel))
 		return;
-	if (rel->rd_rel->relreplident != REPLICA_IDENTITY_NOTHING)
+	if (oldtup)
 		old = old_row_identity(rel, oldtup, idattrs);
 	ftxlog_logical(rel, FT_LOGICAL_DELETE, NULL, old);
 	if (old)

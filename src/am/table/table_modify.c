@@ -90,9 +90,13 @@ insert_one(Relation rel, TupleTableSlot *slot, CommandId cid, int options,
 	/* a serializable reader of the whole table conflicts with any insert */
 	CheckForSerializableConflictIn(rel, NULL, InvalidBlockNumber);
 	add_version(rel, heaptup, speculative, specToken);
-	/* a speculative insertion is logged once it is confirmed */
-	if (!speculative)
-		fractam_log_insert(rel, heaptup);
+	if (!(options & HEAP_INSERT_NO_LOGICAL))
+	{
+		if (speculative)
+			fractam_log_speculative(rel, heaptup);
+		else
+			fractam_log_insert(rel, heaptup);
+	}
 	pgstat_count_heap_insert(rel, 1);
 
 	slot->tts_tid = heaptup->t_self;
@@ -149,7 +153,8 @@ fractam_multi_insert(Relation rel, TupleTableSlot **slots, int nslots,
 		fractam_rowid_tid(rowid, &heaptup->t_self);
 		heaptup->t_data->t_ctid = heaptup->t_self;
 		items[i] = fractam_version_item(rowid, heaptup, &lens[i]);
-		fractam_log_insert(rel, heaptup);
+		if (!(options & HEAP_INSERT_NO_LOGICAL))
+			fractam_log_insert(rel, heaptup);
 		slot->tts_tid = heaptup->t_self;
 		tuple->t_self = heaptup->t_self;
 		if (heaptup != tuple)
@@ -202,13 +207,10 @@ fractam_tuple_complete_speculative(Relation rel, TupleTableSlot *slot,
 	FtItemRef	ref;
 	FractamHeaderCopy	h;
 	HeapTuple	toastcopy = NULL;
-	HeapTuple	confirmed = NULL;
 
 	find_version(rel, &tree, &slot->tts_tid, &ref);
 	memcpy(h.data, ref.item + FRACTAM_PATCH_START, FRACTAM_PATCH_LEN);
 	Assert(HeapTupleHeaderIsSpeculative(&h.hdr));
-	if (succeeded && RelationIsLogicallyLogged(rel))
-		confirmed = fractam_item_copy(rel, ref.item, ref.len);
 	if (succeeded)
 		h.hdr.t_ctid = slot->tts_tid;
 	else
@@ -224,12 +226,8 @@ fractam_tuple_complete_speculative(Relation rel, TupleTableSlot *slot,
 		fractam_vm_clear(rel, fractam_item_rowid(ref.item));
 	ft_item_patch(&tree, &ref, FRACTAM_PATCH_START, h.data, FRACTAM_PATCH_LEN);
 	ft_item_release(&ref);
-	if (confirmed)
-	{
-		confirmed->t_data->t_ctid = slot->tts_tid;
-		fractam_log_insert(rel, confirmed);
-		heap_freetuple(confirmed);
-	}
+	/* before the TOAST chunks go, as heap_abort_speculative logs */
+	fractam_log_speculative_end(rel, succeeded);
 	if (toastcopy)
 	{
 		heap_toast_delete(rel, toastcopy, true);
@@ -402,6 +400,7 @@ fractam_tuple_delete(Relation rel, ItemPointer tid, CommandId cid,
 	bool		have_tuplock = false;
 	Bitmapset  *idattrs;
 	HeapTuple	logold = NULL;
+	bool		logical = RelationIsLogicallyLogged(rel);
 
 	CheckForSerializableConflictIn(rel, tid, ItemPointerGetBlockNumber(tid));
 	/* before any leaf is locked: it may open the indexes */
@@ -415,7 +414,8 @@ fractam_tuple_delete(Relation rel, ItemPointer tid, CommandId cid,
 		bms_free(idattrs);
 		return result;
 	}
-	if (RelationIsLogicallyLogged(rel))
+	if (logical && (rel->rd_rel->relreplident == REPLICA_IDENTITY_FULL ||
+					!bms_is_empty(idattrs)))
 		logold = fractam_item_copy(rel, ref.item, ref.len);
 
 	memcpy(h.data, ref.item + FRACTAM_PATCH_START, FRACTAM_PATCH_LEN);
@@ -433,11 +433,10 @@ fractam_tuple_delete(Relation rel, ItemPointer tid, CommandId cid,
 	fractam_release_tuplock(rel, tid, mode, &have_tuplock);
 
 	/* before its TOAST values go: the old key may need them inlined */
-	if (logold)
-	{
+	if (logical)
 		fractam_log_delete(rel, logold, idattrs);
+	if (logold)
 		heap_freetuple(logold);
-	}
 	bms_free(idattrs);
 	if (toastcopy)
 	{
@@ -540,7 +539,9 @@ fractam_tuple_update(Relation rel, ItemPointer otid, TupleTableSlot *slot,
 		heaptup = prepare_version(rel, newtup, xid, cid, 0, NULL);
 
 	memcpy(h.data, ref.item + FRACTAM_PATCH_START, FRACTAM_PATCH_LEN);
-	if (RelationIsLogicallyLogged(rel))
+	if (RelationIsLogicallyLogged(rel) &&
+		(rel->rd_rel->relreplident == REPLICA_IDENTITY_FULL ||
+		 !bms_is_empty(idattrs)))
 		logold = oldcopy ? heap_copytuple(oldcopy) :
 			fractam_item_copy(rel, ref.item, ref.len);
 
@@ -563,11 +564,9 @@ fractam_tuple_update(Relation rel, ItemPointer otid, TupleTableSlot *slot,
 	heaptup->t_self = newtid;
 	heaptup->t_data->t_ctid = newtid;
 	fractam_store_version(rel, newrowid, heaptup);
+	fractam_log_update(rel, logold, newtup, heaptup, idattrs);
 	if (logold)
-	{
-		fractam_log_update(rel, logold, heaptup, idattrs);
 		heap_freetuple(logold);
-	}
 	bms_free(idattrs);
 	pgstat_count_heap_update(rel, false);
 
