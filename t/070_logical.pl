@@ -1,12 +1,15 @@
 # Logical decoding and logical replication of fractam tables.
 #
 # 1. test_decoding: the same statements on a heap table and on a fractam
-#    table (single and multi-row INSERT, INSERT ... SELECT, COPY, CTAS,
-#    UPDATE of key and non-key columns, DELETE, savepoints rolled back,
-#    ON CONFLICT DO UPDATE / DO NOTHING, TOAST values changed and kept,
-#    REPLICA IDENTITY FULL and NOTHING, a table without a key, a prepared
-#    transaction, TRUNCATE, and rewrites that must decode to nothing) must
-#    decode to the same changes, table names aside.
+#    table (single and multi-row INSERT, INSERT ... SELECT, COPY (also of a
+#    TOAST value), CTAS, UPDATE of key and non-key columns, DELETE,
+#    savepoints rolled back, ON CONFLICT DO UPDATE / DO NOTHING, MERGE,
+#    TOAST values changed and kept, REPLICA IDENTITY FULL, NOTHING and
+#    USING INDEX, a table without a key, partitions and an UPDATE that moves
+#    a row between them, a transaction larger than logical_decoding_work_mem
+#    (spilled to disk), a prepared transaction, TRUNCATE, and rewrites that
+#    must decode to nothing) must decode to the same changes, table names
+#    aside; so must an aborted speculative insertion of a TOAST value.
 # 2. pgoutput: a publication FOR ALL TABLES on the fractam primary, a heap
 #    subscriber; concurrent INSERT / ON CONFLICT / UPDATE (also of the key)
 #    / DELETE from pgbench clients; after catch-up the subscriber holds the
@@ -24,8 +27,10 @@ use Test::More;
 
 my $pub = ft_node('logical_pub');
 $pub->init(allows_streaming => 'logical');
+# a small logical_decoding_work_mem: large transactions spill to disk
 $pub->ft_configure('max_prepared_transactions = 5',
-	'wal_consistency_checking = fractam');
+	'wal_consistency_checking = fractam',
+	'logical_decoding_work_mem = 64kB');
 $pub->start;
 $pub->safe_psql('postgres', 'CREATE EXTENSION fractam');
 
@@ -34,6 +39,7 @@ $pub->safe_psql('postgres', 'CREATE EXTENSION fractam');
 my $copyfile = $pub->basedir . '/rows.copy';
 open(my $fh, '>', $copyfile) or die "cannot write $copyfile: $!";
 print $fh join("\t", $_, "copied $_", $_ % 5) . "\n" for (300 .. 340);
+print $fh join("\t", 341, join('', map { sprintf('%08x', $_ * 2654435761 % 4294967296) } 1 .. 1000), 1) . "\n";
 close $fh;
 
 sub decoding_script
@@ -48,6 +54,14 @@ sub decoding_script
 	CREATE TABLE ${t}_nokey (id int, v text) USING $am;
 	CREATE TABLE ${t}_nothing (id int PRIMARY KEY, v text) USING $am;
 	ALTER TABLE ${t}_nothing REPLICA IDENTITY NOTHING;
+	CREATE TABLE ${t}_byidx (a int NOT NULL, b int NOT NULL, v text) USING $am;
+	CREATE UNIQUE INDEX ${t}_byidx_ab ON ${t}_byidx (a, b);
+	ALTER TABLE ${t}_byidx REPLICA IDENTITY USING INDEX ${t}_byidx_ab;
+	CREATE TABLE ${t}_parts (id int, day int, v text) PARTITION BY RANGE (day);
+	CREATE TABLE ${t}_p1 PARTITION OF ${t}_parts FOR VALUES FROM (1) TO (10) USING $am;
+	CREATE TABLE ${t}_p2 PARTITION OF ${t}_parts FOR VALUES FROM (10) TO (20) USING $am;
+	ALTER TABLE ${t}_p1 REPLICA IDENTITY FULL;
+	ALTER TABLE ${t}_p2 REPLICA IDENTITY FULL;
 	SELECT 'start' FROM pg_create_logical_replication_slot('slot_$t', 'test_decoding');
 	INSERT INTO $t VALUES (1, 'one', 1);
 	INSERT INTO $t VALUES (2, 'two', 2), (3, 'three', 3), (4, 'four', 4);
@@ -87,6 +101,24 @@ sub decoding_script
 	INSERT INTO ${t}_nokey VALUES (1, 'a');
 	UPDATE ${t}_nokey SET v = 'b';
 	DELETE FROM ${t}_nokey;
+	INSERT INTO ${t}_byidx VALUES (1, 1, 'a'), (1, 2, 'b');
+	UPDATE ${t}_byidx SET v = 'aa' WHERE b = 1;
+	UPDATE ${t}_byidx SET b = 3 WHERE b = 2;
+	DELETE FROM ${t}_byidx WHERE b = 1;
+	INSERT INTO ${t}_parts VALUES (1, 1, 'p1'), (2, 12, 'p2');
+	UPDATE ${t}_parts SET day = 15 WHERE id = 1;
+	UPDATE ${t}_parts SET v = 'moved back', day = 2 WHERE id = 2;
+	DELETE FROM ${t}_parts WHERE id = 1;
+	MERGE INTO $t USING (VALUES (1, 'merged'), (2, 'merged'), (800, 'merged new')) AS m(id, v)
+	  ON $t.id = m.id
+	  WHEN MATCHED AND m.id = 1 THEN UPDATE SET v = m.v
+	  WHEN MATCHED THEN DELETE
+	  WHEN NOT MATCHED THEN INSERT VALUES (m.id, m.v, 8);
+	BEGIN;
+	INSERT INTO $t SELECT g, repeat('big transaction ', 20), g % 3 FROM generate_series(1000, 3000) g;
+	UPDATE $t SET n = n + 1 WHERE id BETWEEN 1000 AND 1500;
+	DELETE FROM $t WHERE id BETWEEN 2000 AND 2500;
+	COMMIT;
 	INSERT INTO ${t}_nothing VALUES (1, 'a');
 	UPDATE ${t}_nothing SET id = 2;
 	DELETE FROM ${t}_nothing;
