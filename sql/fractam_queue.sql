@@ -50,20 +50,26 @@ SELECT label, ft_check(mode, q, ord) FROM (VALUES
 ) v(label, mode, q, ord);
 SELECT count(*) FROM qt WHERE ctid < '(100,1)';
 
--- the same queue in a table of small nodes, where emptied level-2 nodes (which
--- stay, each with one level-1 node and leaf) are many: rows and scans stay right
+-- the same queue in a table and an index of small nodes, four levels high,
+-- where whole level-2 nodes are emptied and go (delete_empty_upper): rows and
+-- scans stay right, and the size stays too
 CREATE TABLE qs (id bigserial, payload text) USING fractam
 	WITH (fanout = 4, autovacuum_enabled = off);
 CREATE INDEX qs_id ON qs USING fractam (id) WITH (fanout = 4);
 INSERT INTO qs (payload) SELECT repeat('s', 300) FROM generate_series(1, 4000);
-SELECT stmt FROM generate_series(1, 6) r, LATERAL (VALUES
+CREATE TABLE qs_sizes (round int, tbl bigint, idx bigint, nodes bigint);
+SELECT stmt FROM generate_series(1, 10) r, LATERAL (VALUES
 	(1, 'DELETE FROM qs WHERE id < (SELECT min(id) FROM qs) + 1500'),
 	(2, 'VACUUM qs'),
-	(3, 'INSERT INTO qs (payload) SELECT repeat(''s'', 300) FROM generate_series(1, 1500)')
+	(3, 'INSERT INTO qs (payload) SELECT repeat(''s'', 300) FROM generate_series(1, 1500)'),
+	(4, format('INSERT INTO qs_sizes SELECT %s, pg_relation_size(''qs''),
+		pg_relation_size(''qs_id''), (SELECT buffer_pages FROM fractam_stats(''qs''))', r))
 	) v(o, stmt)
 ORDER BY r, o \gexec
-SELECT (SELECT free_pages FROM fractam_stats('qs')) > 0 AS freed,
-	   pg_relation_size('qs') < 3500000 AS bounded;	-- not reused: > 5 MB
+SELECT s.height >= 4 AS four_levels, s.free_pages > 0 AS freed,
+	   b.tbl <= a.tbl * 1.05 AS tbl_steady, b.idx <= a.idx * 1.05 AS idx_steady,
+	   b.nodes <= a.nodes + 2 AS nodes_steady
+FROM fractam_stats('qs') s, qs_sizes a, qs_sizes b WHERE a.round = 2 AND b.round = 10;
 SELECT ft_verify_all('qs');
 SELECT fractam_verify('qs');
 SELECT label, ft_check(mode, q, ord) FROM (VALUES
@@ -97,4 +103,4 @@ SELECT label, ft_check(mode, q, ord) FROM (VALUES
 	('all',       'ios',   'SELECT k FROM qm ORDER BY k', true)
 ) v(label, mode, q, ord);
 SELECT fractam_verify('qm_k');
-DROP TABLE qt, qs, qm, queue_sizes;
+DROP TABLE qt, qs, qm, queue_sizes, qs_sizes;

@@ -210,6 +210,8 @@ typedef struct FtRouteCacheStats
 } FtRouteCacheStats;
 
 extern void ft_routecache_invalidate(Oid relid);
+/* a level-2 node was deleted (also in redo): copies must go */
+extern void ft_routecache_advance_epoch(void);
 
 /* ft_oscache.c: is a leaf in the kernel's page cache */
 typedef enum FtPageCacheProbe

@@ -52,7 +52,7 @@ ft_checkpage(Relation rel, Buffer buf)
 	if (opaque->ft_page_id != FT_PAGE_ID ||
 		(opaque->ft_flags & ~(FT_PAGE_KIND_MASK | FT_PAGE_DELETED)) != 0 ||
 		(FtPageIsDeleted(opaque) && kind != FT_PAGE_LEAF &&
-		 !(kind == FT_PAGE_BUFFER && opaque->ft_level == 1)) ||
+		 kind != FT_PAGE_BUFFER) ||
 		!((kind == FT_PAGE_META && opaque->ft_level == 0) ||
 		  (kind == FT_PAGE_LEAF && opaque->ft_level == 0) ||
 		  (kind == FT_PAGE_BUFFER && FtLevelIsBuffer(opaque->ft_level)) ||

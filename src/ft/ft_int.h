@@ -199,6 +199,7 @@ extern bool ft_index_in_memory(FtTree *tree);
 extern Page ft_routecache_lookup(FtTree *tree, BlockNumber blkno, uint32 level);
 extern void ft_routecache_store(FtTree *tree, BlockNumber blkno, Page page);
 extern void ft_routecache_forget(FtTree *tree, BlockNumber blkno);
+extern bool ft_routecache_epoch_ready(void);
 
 /* ft_search.c: descents */
 extern void ft_descend(FtTree *tree, const char *key, Size len, bool strict,
@@ -208,6 +209,8 @@ extern void ft_descend_copy(FtTree *tree, const char *key, Size len,
 							FtDescent *d, char *bcopy, char *b2copy);
 extern Buffer ft_descend_to_leaf(FtTree *tree, const char *key, Size len,
 								 int access);
+extern Buffer ft_descend_to_level(FtTree *tree, const char *key, Size len,
+								  int level, int access);
 
 /* ft_flush.c */
 typedef enum FtFlushResult

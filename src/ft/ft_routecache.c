@@ -9,12 +9,19 @@
  * content lock each time; this cache keeps private copies instead.
  *
  * A stale copy is harmless, by the same argument that makes Lehman-Yao
- * descents correct with stale downlinks: pages at level >= 1 are never
- * deleted, merged or recycled, and they only split to the right, so the
- * node a copy routes to still exists at that level and its low bound is
- * still <= the search key.  At worst the descent has to move right at the
- * next level.  When it does, the copy that routed it there is dropped, so
- * the next descent reads the current page.
+ * descents correct with stale downlinks: the pages copies point to (level
+ * >= 2) only split to the right, so the node a copy routes to still starts
+ * at or below the search key; at worst the descent has to move right at
+ * the next level, and the copy that routed it there is dropped, so the
+ * next descent reads the current page.  VACUUM deletes a level-2 node that
+ * nothing is left under (ft_vacuum.c); a descent that reaches it moves
+ * right to the node that took over its range, as from any deleted page.
+ * But once the page is recycled, a copy pointing to it would send a
+ * descent to an unrelated page: so each deletion of a level-2 node (and
+ * its redo on a standby) advances a shared "routing epoch", and a backend
+ * that finds the epoch moved drops all its copies before it uses one.  The
+ * page cannot be recycled before then: a descent that looked at a copy
+ * before the epoch moved runs under a snapshot older than the deletion.
  *
  * Copies are keyed by (index OID, block) and also remember the relfilenode
  * they were read from; the index AM drops an index's copies on every
@@ -27,6 +34,11 @@
 #include "postgres.h"
 
 #include "ft/ft_int.h"
+#include "miscadmin.h"
+#include "port/atomics.h"
+#include "storage/ipc.h"
+#include "storage/lwlock.h"
+#include "storage/shmem.h"
 #include "utils/guc.h"
 #include "utils/hsearch.h"
 #include "utils/inval.h"
@@ -63,6 +75,17 @@ static int	nslots = 0;			/* capacity the cache was built with */
 static int	clock_hand = 0;
 static List *cached_relids = NIL;	/* indexes with copies, for invalidation */
 static FtRouteCacheStats counters;
+
+/* the shared routing epoch, and the one this backend's copies are from */
+typedef struct RoutingEpoch
+{
+	pg_atomic_uint64 epoch;
+} RoutingEpoch;
+
+static RoutingEpoch *routing_epoch = NULL;
+static uint64 copies_epoch = 0;
+static shmem_request_hook_type prev_shmem_request_hook = NULL;
+static shmem_startup_hook_type prev_shmem_startup_hook = NULL;
 
 static void
 reset_cache(void)
@@ -125,6 +148,14 @@ ft_routecache_lookup(FtTree *tree, BlockNumber blkno, uint32 level)
 
 	if (nslots != ft_routing_cache_pages || cache_hash == NULL)
 		return NULL;
+	if (routing_epoch != NULL &&
+		pg_atomic_read_u64(&routing_epoch->epoch) != copies_epoch)
+	{
+		/* a level-2 node was deleted somewhere: no copy may point to it */
+		copies_epoch = pg_atomic_read_u64(&routing_epoch->epoch);
+		ft_routecache_invalidate(InvalidOid);
+		return NULL;
+	}
 	key.relid = RelationGetRelid(tree->rel);
 	key.blkno = blkno;
 	e = hash_search(cache_hash, &key, HASH_FIND, NULL);
@@ -267,9 +298,56 @@ routecache_relcache_callback(Datum arg, Oid relid)
 	ft_routecache_invalidate(relid);
 }
 
+/*
+ * A level-2 node was deleted (or its deletion replayed): every backend drops
+ * its copies before it uses one again.  Call while the deleted page is
+ * still locked.
+ */
+void
+ft_routecache_advance_epoch(void)
+{
+	Assert(routing_epoch != NULL);
+	pg_atomic_fetch_add_u64(&routing_epoch->epoch, 1);
+}
+
+/* Whether level-2 nodes may be deleted: the epoch lives in shared memory */
+bool
+ft_routecache_epoch_ready(void)
+{
+	return routing_epoch != NULL;
+}
+
+static void
+routing_epoch_shmem_request(void)
+{
+	if (prev_shmem_request_hook)
+		prev_shmem_request_hook();
+	RequestAddinShmemSpace(MAXALIGN(sizeof(RoutingEpoch)));
+}
+
+static void
+routing_epoch_shmem_startup(void)
+{
+	bool		found;
+
+	if (prev_shmem_startup_hook)
+		prev_shmem_startup_hook();
+	LWLockAcquire(AddinShmemInitLock, LW_EXCLUSIVE);
+	routing_epoch = ShmemInitStruct("fractam routing epoch",
+									sizeof(RoutingEpoch), &found);
+	if (!found)
+		pg_atomic_init_u64(&routing_epoch->epoch, 0);
+	LWLockRelease(AddinShmemInitLock);
+}
+
 void
 ft_routecache_init(void)
 {
+	prev_shmem_request_hook = shmem_request_hook;
+	shmem_request_hook = routing_epoch_shmem_request;
+	prev_shmem_startup_hook = shmem_startup_hook;
+	shmem_startup_hook = routing_epoch_shmem_startup;
+
 	DefineCustomIntVariable("fractam.routing_cache_pages",
 							"Routing pages each backend keeps private copies of.",
 							"Saves descents the shared-buffer lookups of the levels "

@@ -291,9 +291,20 @@ ft_descend(FtTree *tree, const char *key, Size len, bool strict,
 Buffer
 ft_descend_to_leaf(FtTree *tree, const char *key, Size len, int access)
 {
+	return ft_descend_to_level(tree, key, len, 0, access);
+}
+
+/*
+ * The page at level (or the root, if the tree is lower) whose range holds
+ * key, locked with access, and nothing else held.
+ */
+Buffer
+ft_descend_to_level(FtTree *tree, const char *key, Size len, int level,
+					int access)
+{
 	FtDescent	d;
 
-	ft_descend(tree, key, len, false, 0, access, &d);
+	ft_descend(tree, key, len, false, level, access, &d);
 	if (BufferIsValid(d.parent))
 		ReleaseBuffer(d.parent);
 	if (BufferIsValid(d.parent2))

@@ -74,6 +74,9 @@ ft_desc(StringInfo buf, XLogReaderState *record)
 					case FT_IMAGES_DELETE:
 						reason = "delete page";
 						break;
+					case FT_IMAGES_DELETE_UPPER:
+						reason = "delete level-2 node";
+						break;
 					default:
 						reason = "unknown";
 						break;

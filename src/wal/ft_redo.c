@@ -16,6 +16,7 @@
 
 #include "access/bufmask.h"
 #include "access/xlogutils.h"
+#include "ft/ft.h"
 #include "ft/ft_page.h"
 #include "storage/bufmgr.h"
 #include "storage/standby.h"
@@ -232,6 +233,9 @@ ft_redo_images(XLogReaderState *record)
 		if (XLogReadBufferForRedo(record, i, &bufs[i]) != BLK_RESTORED)
 			elog(ERROR, "fractam redo: image record without image for block %d", i);
 	}
+	/* hot-standby backends drop routing copies that may lead to the node */
+	if (xlrec->reason == FT_IMAGES_DELETE_UPPER)
+		ft_routecache_advance_epoch();
 	for (i = 0; i < xlrec->nblocks; i++)
 		UnlockReleaseBuffer(bufs[i]);
 }

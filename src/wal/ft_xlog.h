@@ -90,6 +90,7 @@ typedef struct xl_ft_images
 #define FT_IMAGES_SPLIT		2
 #define FT_IMAGES_NEWROOT	3
 #define FT_IMAGES_DELETE	4
+#define FT_IMAGES_DELETE_UPPER	5	/* a level-2 node went: routing epoch */
 
 /* XLOG_FT_VACUUM: block 0 = page, block data = sorted offsets */
 typedef struct xl_ft_vacuum
