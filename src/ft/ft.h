@@ -152,7 +152,7 @@ typedef struct FtVacuumResult
 	double		num_items;		/* items remaining (leaves + buffered) */
 	double		items_removed;
 	BlockNumber num_pages;
-	BlockNumber pages_deleted;	/* leaves unlinked by this pass */
+	BlockNumber pages_deleted;	/* pages this pass deleted */
 	BlockNumber leaves_skipped; /* ranges the skip callback let go */
 } FtVacuumResult;
 

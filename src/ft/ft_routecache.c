@@ -122,6 +122,9 @@ ensure_cache(void)
 	slots = MemoryContextAllocZero(cache_cxt,
 								   sizeof(RouteCacheSlot) * ft_routing_cache_pages);
 	nslots = ft_routing_cache_pages;
+	/* an empty cache holds no copy from before any deletion */
+	if (routing_epoch != NULL)
+		copies_epoch = pg_atomic_read_u64(&routing_epoch->epoch);
 	return true;
 }
 

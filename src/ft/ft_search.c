@@ -195,13 +195,13 @@ restart:
 		if (move_right(tree, &p, key, len, strict,
 					   (int) level <= stoplevel ? access : BUFFER_LOCK_SHARE,
 					   (int) level > stoplevel, from_copy, d) &&
-			level == 0 && bcopy)
+			((level == 0 && bcopy) || (level <= 1 && b2copy)))
 		{
 			/*
-			 * The leaf we were sent to was deleted, and the one that took
-			 * over its range may sit under another level-1 node (VACUUM's
-			 * delete_empty_node), whose messages the copy in bcopy lacks:
-			 * start again from the top.
+			 * The page we were sent to was deleted, and the one that took
+			 * over its range may sit under another node than the one copied
+			 * above it (VACUUM's delete_empty_node and delete_empty_upper),
+			 * whose messages the copy lacks: start again from the top.
 			 */
 			leave(&p);
 			if (BufferIsValid(d->parent))

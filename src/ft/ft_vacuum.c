@@ -873,9 +873,9 @@ drop_next_pivot(Page page, int childidx, BlockNumber child)
  * sibling XL left of X and the leaf LS left of X's first leaf are relinked
  * to XR and R1.  XL is P's child before X, or, for P's first child, the
  * level-1 node the walk passed before X (leftblk; it may have split since:
- * its right siblings are followed to X).  X with no left neighbour at all
- * (leftmost: its range starts at minus infinity) has none to relink.
- * When X is P's only child, P goes with it (delete_empty_upper).
+ * its right siblings are followed to X).  The leftmost node (its range
+ * starts at minus infinity) stays.  When X is P's only child, P goes with
+ * it (delete_empty_upper).
  *
  * Without this, a queue (rows or entries added at one end, removed at the
  * other) leaves every level-1 node it empties in the tree with two empty
@@ -885,7 +885,8 @@ drop_next_pivot(Page page, int childidx, BlockNumber child)
  * then LS and X's leaves.  One WAL record carries every changed page's
  * image.  Scans that reach a deleted leaf descend again: their copy of X
  * does not cover the messages XR holds for R1 (README, Reads).  Returns 1
- * if X went, -1 if X is its parent's only child, else 0.
+ * if X went, -1 if X is the only child of parentblk and parentblk buffers
+ * nothing (it may go as a whole), else 0.
  */
 static int
 delete_empty_node(FtTree *tree, BlockNumber parentblk, BlockNumber xblk,
@@ -909,8 +910,16 @@ delete_empty_node(FtTree *tree, BlockNumber parentblk, BlockNumber xblk,
 	int			hops;
 	int			ret = 0;
 
-	if (parentblk == InvalidBlockNumber)
-		return 0;				/* X is the root */
+	/*
+	 * A node whose range starts at minus infinity stays: it may be a former
+	 * root, which backends' root caches may still name (ft_descend_copy
+	 * takes a cached root that is rightmost and at the cached level), so it
+	 * must never be recycled.  Its leftmost leaf stays for the same reason
+	 * (a first child is never unlinked).  This keeps a constant handful of
+	 * pages at the left edge.
+	 */
+	if (parentblk == InvalidBlockNumber || leftmost)
+		return 0;				/* X is the root, or the leftmost node */
 
 	/* P: the level-2 node with X's downlink (it may have split since) */
 	pbuf = ft_getbuf(tree, parentblk, BUFFER_LOCK_EXCLUSIVE);
@@ -939,8 +948,9 @@ delete_empty_node(FtTree *tree, BlockNumber parentblk, BlockNumber xblk,
 		goto done;				/* not found */
 	if (j == n - 1)
 	{
-		/* P's last child stays, unless it is its only one */
-		if (n == 1 && PageGetMaxOffsetNumber(ppage) < FtFirstMsgOffset(popaque))
+		/* P's last child stays, unless it is its only one (P may go) */
+		if (n == 1 && hops == 0 &&
+			PageGetMaxOffsetNumber(ppage) < FtFirstMsgOffset(popaque))
 			ret = -1;
 		goto done;
 	}
@@ -951,8 +961,6 @@ delete_empty_node(FtTree *tree, BlockNumber parentblk, BlockNumber xblk,
 	/* XL: P's child before X, or the node the walk kept before X */
 	if (j > 0)
 		leftblk = ft_child_block(ppage, j - 1);
-	else if (leftmost)
-		leftblk = InvalidBlockNumber;
 	else if (leftblk == InvalidBlockNumber)
 		goto done;
 	if (!lock_lower(tree, leftblk, xblk, ft_child_block(ppage, j + 1), &lp,
@@ -988,7 +996,8 @@ done:
  * marked deleted with a right link to PR, and its left sibling PL (G's
  * child before P, or for G's first child the level-2 node the walk passed
  * before P, leftparent) links to PR; X and its leaves go as in
- * delete_empty_node, XL being PL's last child.  Without this, every
+ * delete_empty_node, XL being PL's last child.  The leftmost level-2 node
+ * stays (delete_empty_node says why).  Without this, every
  * level-2 node a queue emptied kept a level-1 node and its first and last
  * leaves: ~0.7% of what passed through a table of the default fanout,
  * ~14% at fanout 4.
@@ -1031,7 +1040,8 @@ delete_empty_upper(FtTree *tree, BlockNumber pblk, BlockNumber xblk,
 	int			n;
 	bool		ok = false;
 
-	if (!ft_routecache_epoch_ready())
+	/* the leftmost node stays (a former root, see delete_empty_node) */
+	if (!ft_routecache_epoch_ready() || low == NULL)
 		return false;
 
 	/* G: the routing page above P */
@@ -1053,11 +1063,8 @@ delete_empty_upper(FtTree *tree, BlockNumber pblk, BlockNumber xblk,
 	/* PL */
 	if (j > 0)
 		leftparent = ft_child_block(gpage, j - 1);
-	else if (low == NULL)
-		leftparent = InvalidBlockNumber;
 	else if (leftparent == InvalidBlockNumber)
 		goto done;
-	if (leftparent != InvalidBlockNumber)
 	{
 		int			hops;
 
