@@ -673,9 +673,9 @@ mark_deleted(Page page, uint16 kind, uint16 level, BlockNumber right)
  */
 typedef struct LowerPart
 {
-	Buffer		xlbuf;			/* level-1 node left of X, or invalid */
+	Buffer		xlbuf;			/* level-1 node left of X */
 	Buffer		xbuf;
-	Buffer		lsbuf;			/* leaf left of X's first leaf, or invalid */
+	Buffer		lsbuf;			/* leaf left of X's first leaf */
 	Buffer		leaves[FT_DELETE_NODE_MAX_LEAVES];
 	int			nleaves;
 	BlockNumber xrblk;			/* takes over X's range */
@@ -685,10 +685,43 @@ typedef struct LowerPart
 #define FT_DELETE_MAX_HELD	(FT_DELETE_NODE_MAX_LEAVES + 8)
 
 /*
+ * Exclusively lock the live buffer node at level whose right link is
+ * target, starting at start (it may have split since: its right siblings
+ * are followed, a few at most).  The buffer goes into held either way;
+ * false if it is not found.
+ */
+static bool
+lock_left_sibling(FtTree *tree, BlockNumber start, BlockNumber target,
+				  uint32 level, Buffer *buf, Buffer *held, int *nheld)
+{
+	int			hops;
+
+	*buf = ft_getbuf(tree, start, BUFFER_LOCK_EXCLUSIVE);
+	for (hops = 0;; hops++)
+	{
+		Page		page = BufferGetPage(*buf);
+		FtPageOpaque op = FtPageGetOpaque(page);
+
+		if (!live_page(page, FT_PAGE_BUFFER) || op->ft_level != level)
+			break;
+		if (op->ft_right == target)
+		{
+			held[(*nheld)++] = *buf;
+			return true;
+		}
+		if (FtPageIsRightmost(op) || hops >= 8)
+			break;
+		UnlockReleaseBuffer(*buf);
+		*buf = ft_getbuf(tree, op->ft_right, BUFFER_LOCK_EXCLUSIVE);
+	}
+	held[(*nheld)++] = *buf;
+	return false;
+}
+
+/*
  * Lock X (xblk) and what goes with it, after the caller has locked the
  * levels above.  xlblk is where to look for X's level-1 left sibling (it
- * may have split: its right siblings are followed to X), or
- * InvalidBlockNumber when X's range starts at minus infinity.  X must
+ * may have split: its right siblings are followed to X).  X must
  * buffer nothing and have at most FT_DELETE_NODE_MAX_LEAVES leaves, all
  * empty; xrblk must be its right sibling.  Locks: XL, X, XR (share), then
  * LS and X's leaves.  False if anything is not so.
@@ -700,34 +733,12 @@ lock_lower(FtTree *tree, BlockNumber xlblk, BlockNumber xblk,
 	Page		xpage;
 	FtPageOpaque xopaque;
 	Buffer		xrbuf;
-	int			hops;
 	int			i;
 
 	memset(lp, 0, sizeof(LowerPart));
-	lp->xlbuf = InvalidBuffer;
-	lp->lsbuf = InvalidBuffer;
 	lp->xrblk = xrblk;
-	if (xlblk != InvalidBlockNumber)
-	{
-		lp->xlbuf = ft_getbuf(tree, xlblk, BUFFER_LOCK_EXCLUSIVE);
-		for (hops = 0;; hops++)
-		{
-			FtPageOpaque op = FtPageGetOpaque(BufferGetPage(lp->xlbuf));
-			BlockNumber right = op->ft_right;
-
-			if (!live_page(BufferGetPage(lp->xlbuf), FT_PAGE_BUFFER) ||
-				op->ft_level != 1 || right == xblk ||
-				right == InvalidBlockNumber || hops >= 8)
-				break;
-			UnlockReleaseBuffer(lp->xlbuf);
-			lp->xlbuf = ft_getbuf(tree, right, BUFFER_LOCK_EXCLUSIVE);
-		}
-		held[(*nheld)++] = lp->xlbuf;
-		if (!live_page(BufferGetPage(lp->xlbuf), FT_PAGE_BUFFER) ||
-			FtPageGetOpaque(BufferGetPage(lp->xlbuf))->ft_level != 1 ||
-			FtPageGetOpaque(BufferGetPage(lp->xlbuf))->ft_right != xblk)
-			return false;
-	}
+	if (!lock_left_sibling(tree, xlblk, xblk, 1, &lp->xlbuf, held, nheld))
+		return false;
 
 	/* X: a level-1 node that buffers nothing, with few leaves */
 	lp->xbuf = ft_getbuf(tree, xblk, BUFFER_LOCK_EXCLUSIVE);
@@ -749,7 +760,6 @@ lock_lower(FtTree *tree, BlockNumber xlblk, BlockNumber xblk,
 	lp->r1 = ft_child_block(BufferGetPage(xrbuf), 0);
 
 	/* LS: XL's last leaf, whose right link is X's first leaf */
-	if (BufferIsValid(lp->xlbuf))
 	{
 		Page		xlpage = BufferGetPage(lp->xlbuf);
 		BlockNumber lsblk = ft_child_block(xlpage,
@@ -791,11 +801,9 @@ lower_buffers(LowerPart *lp, Buffer *logged)
 	int			n = 0;
 	int			i;
 
-	if (BufferIsValid(lp->xlbuf))
-		logged[n++] = lp->xlbuf;
+	logged[n++] = lp->xlbuf;
 	logged[n++] = lp->xbuf;
-	if (BufferIsValid(lp->lsbuf))
-		logged[n++] = lp->lsbuf;
+	logged[n++] = lp->lsbuf;
 	for (i = 0; i < lp->nleaves; i++)
 		logged[n++] = lp->leaves[i];
 	return n;
@@ -807,10 +815,8 @@ delete_lower(LowerPart *lp)
 {
 	int			i;
 
-	if (BufferIsValid(lp->xlbuf))
-		FtPageGetOpaque(BufferGetPage(lp->xlbuf))->ft_right = lp->xrblk;
-	if (BufferIsValid(lp->lsbuf))
-		FtPageGetOpaque(BufferGetPage(lp->lsbuf))->ft_right = lp->r1;
+	FtPageGetOpaque(BufferGetPage(lp->xlbuf))->ft_right = lp->xrblk;
+	FtPageGetOpaque(BufferGetPage(lp->lsbuf))->ft_right = lp->r1;
 	mark_deleted(BufferGetPage(lp->xbuf), FT_PAGE_BUFFER, 1, lp->xrblk);
 	for (i = 0; i < lp->nleaves; i++)
 		mark_deleted(BufferGetPage(lp->leaves[i]), FT_PAGE_LEAF, 0, lp->r1);
@@ -1009,8 +1015,8 @@ done:
  * before it uses one again; redo does the same on standbys
  * (FT_IMAGES_DELETE_UPPER).
  *
- * G is found by a descent to level 3 for P's lower bound (low, NULL for
- * minus infinity).  Locks, top-down and left to right within a level: G,
+ * G is found by a descent to level 3 for P's lower bound (low; the leftmost
+ * P, whose bound is minus infinity, stays).  Locks, top-down and left to right within a level: G,
  * PL, P, PR (share), XL, X, XR (share), LS, X's leaves.  Returns whether
  * P went.
  */
@@ -1026,7 +1032,7 @@ delete_empty_upper(FtTree *tree, BlockNumber pblk, BlockNumber xblk,
 	BlockNumber deleted[FT_DELETE_NODE_MAX_LEAVES + 2];
 	int			ndeleted = 0;
 	Buffer		gbuf;
-	Buffer		plbuf = InvalidBuffer;
+	Buffer		plbuf;
 	Buffer		pbuf;
 	Buffer		prbuf;
 	Page		gpage;
@@ -1045,8 +1051,7 @@ delete_empty_upper(FtTree *tree, BlockNumber pblk, BlockNumber xblk,
 		return false;
 
 	/* G: the routing page above P */
-	gbuf = ft_descend_to_level(tree, low ? low : "", low ? lowlen : 0, 3,
-							   BUFFER_LOCK_EXCLUSIVE);
+	gbuf = ft_descend_to_level(tree, low, lowlen, 3, BUFFER_LOCK_EXCLUSIVE);
 	held[nheld++] = gbuf;
 	gpage = BufferGetPage(gbuf);
 	gopaque = FtPageGetOpaque(gpage);
@@ -1060,36 +1065,16 @@ delete_empty_upper(FtTree *tree, BlockNumber pblk, BlockNumber xblk,
 		goto done;				/* not found, or G's last child */
 	prblk = ft_child_block(gpage, j + 1);
 
-	/* PL */
+	/* PL: G's child before P, or the level-2 node the walk kept before P */
 	if (j > 0)
 		leftparent = ft_child_block(gpage, j - 1);
 	else if (leftparent == InvalidBlockNumber)
 		goto done;
-	{
-		int			hops;
-
-		plbuf = ft_getbuf(tree, leftparent, BUFFER_LOCK_EXCLUSIVE);
-		for (hops = 0;; hops++)
-		{
-			FtPageOpaque op = FtPageGetOpaque(BufferGetPage(plbuf));
-			BlockNumber right = op->ft_right;
-
-			if (!live_page(BufferGetPage(plbuf), FT_PAGE_BUFFER) ||
-				op->ft_level != 2 || right == pblk ||
-				right == InvalidBlockNumber || hops >= 8)
-				break;
-			UnlockReleaseBuffer(plbuf);
-			plbuf = ft_getbuf(tree, right, BUFFER_LOCK_EXCLUSIVE);
-		}
-		held[nheld++] = plbuf;
-		if (!live_page(BufferGetPage(plbuf), FT_PAGE_BUFFER) ||
-			FtPageGetOpaque(BufferGetPage(plbuf))->ft_level != 2 ||
-			FtPageGetOpaque(BufferGetPage(plbuf))->ft_right != pblk)
-			goto done;
-		/* PL's children cannot split while PL is locked */
-		xlblk = ft_child_block(BufferGetPage(plbuf),
-							   FtPageGetOpaque(BufferGetPage(plbuf))->ft_nchildren - 1);
-	}
+	if (!lock_left_sibling(tree, leftparent, pblk, 2, &plbuf, held, &nheld))
+		goto done;
+	/* PL's children cannot split while PL is locked */
+	xlblk = ft_child_block(BufferGetPage(plbuf),
+						   FtPageGetOpaque(BufferGetPage(plbuf))->ft_nchildren - 1);
 
 	/* P: X is its only child, it buffers nothing */
 	pbuf = ft_getbuf(tree, pblk, BUFFER_LOCK_EXCLUSIVE);
@@ -1114,16 +1099,14 @@ delete_empty_upper(FtTree *tree, BlockNumber pblk, BlockNumber xblk,
 		goto done;
 
 	logged[nlogged++] = gbuf;
-	if (BufferIsValid(plbuf))
-		logged[nlogged++] = plbuf;
+	logged[nlogged++] = plbuf;
 	logged[nlogged++] = pbuf;
 	nlogged += lower_buffers(&lp, logged + nlogged);
 	ftxlog_reserve(tree->rel, nlogged);
 
 	START_CRIT_SECTION();
 	drop_next_pivot(gpage, j, prblk);
-	if (BufferIsValid(plbuf))
-		FtPageGetOpaque(BufferGetPage(plbuf))->ft_right = prblk;
+	FtPageGetOpaque(BufferGetPage(plbuf))->ft_right = prblk;
 	mark_deleted(ppage, FT_PAGE_BUFFER, 2, prblk);
 	delete_lower(&lp);
 	for (int i = 0; i < nlogged; i++)

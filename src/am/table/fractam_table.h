@@ -272,7 +272,10 @@ extern void fractam_tuple_complete_speculative(Relation rel,
 extern void fractam_multi_insert(Relation rel, TupleTableSlot **slots,
 								 int nslots, CommandId cid, int options,
 								 struct BulkInsertStateData *bistate);
-/* table_logical.c */
+/* table_modify.c, table_logical.c */
+extern bool fractam_columns_intact(Relation rel, Bitmapset *attrs,
+								   HeapTuple oldtup, HeapTuple newtup,
+								   bool external_changed);
 extern Bitmapset *fractam_logical_identity_columns(Relation rel);
 extern void fractam_log_insert(Relation rel, HeapTuple newtup);
 extern void fractam_log_speculative(Relation rel, HeapTuple newtup);

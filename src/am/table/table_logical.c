@@ -30,13 +30,11 @@
  */
 #include "postgres.h"
 
-#include "access/detoast.h"
 #include "access/heaptoast.h"
 #include "access/htup_details.h"
 #include "am/table/fractam_table.h"
 #include "catalog/catalog.h"
 #include "catalog/pg_class.h"
-#include "utils/datum.h"
 #include "utils/rel.h"
 #include "utils/relcache.h"
 #include "wal/ft_xlog.h"
@@ -54,41 +52,6 @@ fractam_logical_identity_columns(Relation rel)
 		rel->rd_rel->relreplident == REPLICA_IDENTITY_FULL)
 		return NULL;
 	return RelationGetIndexAttrBitmap(rel, INDEX_ATTR_BITMAP_IDENTITY_KEY);
-}
-
-/* a column of the identity key changes, or its old value is out of line */
-static bool
-identity_key_needed(Relation rel, Bitmapset *idattrs, HeapTuple oldtup,
-					HeapTuple newtup)
-{
-	TupleDesc	desc = RelationGetDescr(rel);
-	int			member = -1;
-
-	while ((member = bms_next_member(idattrs, member)) >= 0)
-	{
-		AttrNumber	attnum = member + FirstLowInvalidHeapAttributeNumber;
-		Form_pg_attribute att;
-		Datum		oldval;
-		Datum		newval;
-		bool		oldnull;
-		bool		newnull;
-
-		if (attnum <= 0)
-			return true;		/* a system column: count it as changed */
-		att = TupleDescAttr(desc, attnum - 1);
-		oldval = heap_getattr(oldtup, attnum, desc, &oldnull);
-		newval = heap_getattr(newtup, attnum, desc, &newnull);
-		if (oldnull != newnull)
-			return true;
-		if (oldnull)
-			continue;
-		if (att->attlen == -1 &&
-			VARATT_IS_EXTERNAL(DatumGetPointer(oldval)))
-			return true;
-		if (!datumIsEqual(oldval, newval, att->attbyval, att->attlen))
-			return true;
-	}
-	return false;
 }
 
 /*
@@ -170,7 +133,7 @@ fractam_log_update(Relation rel, HeapTuple oldtup, HeapTuple newtup,
 		return;
 	if (oldtup &&
 		(rel->rd_rel->relreplident == REPLICA_IDENTITY_FULL ||
-		 identity_key_needed(rel, idattrs, oldtup, newtup)))
+		 !fractam_columns_intact(rel, idattrs, oldtup, newtup, true)))
 		old = old_row_identity(rel, oldtup, idattrs);
 	ftxlog_logical(rel, FT_LOGICAL_UPDATE, stored, old);
 	if (old)

@@ -236,27 +236,20 @@ fractam_tuple_complete_speculative(Relation rel, TupleTableSlot *slot,
 }
 
 /*
- * Does the update leave the row's key columns alone (those of unique
- * indexes a foreign key can reference, heap's INDEX_ATTR_BITMAP_KEY)?
- * Then FOR KEY SHARE lockers may stay, as with heap.  key_attrs comes from
- * RelationGetIndexAttrBitmap, taken before the leaf was locked (it may
- * open the indexes); old is the version in its leaf; values compare by
- * their bytes, as heap_attr_equals does.
+ * Does an update leave these columns alone (attrs as RelationGetIndexAttrBitmap
+ * returns them)?  Values compare by their bytes, as heap_attr_equals does;
+ * a system column other than tableoid counts as changed, as in heap.  With
+ * external_changed, an old value stored out of line counts as changed too
+ * (what logical decoding asks of the replica identity, as heap does).
  */
-static bool
-key_columns_intact(Relation rel, Bitmapset *key_attrs, HeapTupleHeader old,
-				   uint32 oldlen, HeapTuple newtup)
+bool
+fractam_columns_intact(Relation rel, Bitmapset *attrs, HeapTuple oldtup,
+					   HeapTuple newtup, bool external_changed)
 {
 	TupleDesc	desc = RelationGetDescr(rel);
-	HeapTupleData oldtup;
 	int			member = -1;
-	bool		intact = true;
 
-	oldtup.t_data = old;
-	oldtup.t_len = oldlen;
-	oldtup.t_tableOid = RelationGetRelid(rel);
-	ItemPointerSetInvalid(&oldtup.t_self);
-	while (intact && (member = bms_next_member(key_attrs, member)) >= 0)
+	while ((member = bms_next_member(attrs, member)) >= 0)
 	{
 		AttrNumber	attnum = member + FirstLowInvalidHeapAttributeNumber;
 		Datum		v1,
@@ -267,19 +260,44 @@ key_columns_intact(Relation rel, Bitmapset *key_attrs, HeapTupleHeader old,
 
 		if (attnum <= 0)
 		{
-			/* a system column in a key: count it as changed, as heap does */
-			intact = attnum == TableOidAttributeNumber;
+			if (attnum != TableOidAttributeNumber)
+				return false;
 			continue;
 		}
-		v1 = heap_getattr(&oldtup, attnum, desc, &null1);
+		v1 = heap_getattr(oldtup, attnum, desc, &null1);
 		v2 = heap_getattr(newtup, attnum, desc, &null2);
 		att = TupleDescAttr(desc, attnum - 1);
 		if (null1 != null2)
-			intact = false;
-		else if (!null1)
-			intact = datumIsEqual(v1, v2, att->attbyval, att->attlen);
+			return false;
+		if (null1)
+			continue;
+		if (external_changed && att->attlen == -1 &&
+			VARATT_IS_EXTERNAL(DatumGetPointer(v1)))
+			return false;
+		if (!datumIsEqual(v1, v2, att->attbyval, att->attlen))
+			return false;
 	}
-	return intact;
+	return true;
+}
+
+/*
+ * Does the update leave the row's key columns alone (those of unique
+ * indexes a foreign key can reference, heap's INDEX_ATTR_BITMAP_KEY)?
+ * Then FOR KEY SHARE lockers may stay, as with heap.  key_attrs comes from
+ * RelationGetIndexAttrBitmap, taken before the leaf was locked (it may
+ * open the indexes); old is the version in its leaf.
+ */
+static bool
+key_columns_intact(Relation rel, Bitmapset *key_attrs, HeapTupleHeader old,
+				   uint32 oldlen, HeapTuple newtup)
+{
+	HeapTupleData oldtup;
+
+	oldtup.t_data = old;
+	oldtup.t_len = oldlen;
+	oldtup.t_tableOid = RelationGetRelid(rel);
+	ItemPointerSetInvalid(&oldtup.t_self);
+	return fractam_columns_intact(rel, key_attrs, &oldtup, newtup, false);
 }
 
 /*
