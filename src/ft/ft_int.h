@@ -168,6 +168,11 @@ extern Size ft_item_space(Size len);
 extern void ft_rewrite_leaf_page(Page page, FtPageOpaque template,
 								 char **items, Size *lens, int nitems,
 								 const char *hikey, Size hikeylen);
+extern char *ft_build_leaf_delta(Page old, char **items, Size *lens,
+								 int nitems, const char *hikey,
+								 Size hikeylen, BlockNumber right,
+								 uint64 msn, bool count_flush,
+								 Size *deltalen);
 
 /* messages at offsets [first, end) of a buffer node (or its copy) */
 typedef struct FtMsgRun

@@ -221,6 +221,111 @@ ft_apply_patches(Page page, const char *payload, Size len)
 	return true;
 }
 
+/*
+ * Describe how to turn leaf page old into the leaf holding items (its
+ * merge with a slice) as an FtLeafDelta (see ft_page.h): the offsets of old
+ * items that go (deleted or replaced), then the new items with their final
+ * offsets.  Kept items are recognized by address: the merge returns
+ * pointers into old for them.  With a valid right, old becomes the left
+ * page of a split, ending before hikey (which replaces its high key, if it
+ * had one) and linking to right.
+ */
+char *
+ft_build_leaf_delta(Page old, char **items, Size *lens, int nitems,
+					const char *hikey, Size hikeylen, BlockNumber right,
+					uint64 msn, bool count_flush, Size *deltalen)
+{
+	FtPageOpaque oldop = FtPageGetOpaque(old);
+	OffsetNumber firstoff = FtFirstDataOffset(oldop);
+	OffsetNumber newfirst = firstoff;
+	OffsetNumber maxoff = PageGetMaxOffsetNumber(old);
+	OffsetNumber o = firstoff;
+	Size		newbytes = 0;
+	FtLeafDelta *hdr;
+	OffsetNumber *deleted;
+	char	   *delta;
+	char	   *p;
+	int			i;
+
+	for (i = 0; i < nitems; i++)
+		if (items[i] < (char *) old || items[i] >= (char *) old + BLCKSZ)
+			newbytes += 2 * sizeof(uint16) + lens[i];
+	if (right != InvalidBlockNumber)
+		newbytes += 2 * sizeof(uint16) + hikeylen;
+	delta = palloc(MAXALIGN(sizeof(FtLeafDelta)) +
+				   (maxoff + 1) * sizeof(OffsetNumber) + newbytes);
+	hdr = (FtLeafDelta *) delta;
+	memset(hdr, 0, sizeof(FtLeafDelta));
+	hdr->msn = msn;
+	hdr->flags = count_flush ? FT_LEAF_DELTA_COUNT_FLUSH : 0;
+	hdr->right = InvalidBlockNumber;
+	deleted = (OffsetNumber *) (delta + MAXALIGN(sizeof(FtLeafDelta)));
+
+	if (right != InvalidBlockNumber)
+	{
+		hdr->flags |= FT_LEAF_DELTA_SPLIT;
+		hdr->right = right;
+		/* the old high key goes; the new one will be at FT_HIKEY */
+		if (!FtPageIsRightmost(oldop))
+			deleted[hdr->ndeleted++] = FT_HIKEY;
+		newfirst = OffsetNumberNext(FT_HIKEY);
+	}
+
+	/* old items missing from the output go */
+	for (i = 0; i < nitems; i++)
+	{
+		if (items[i] < (char *) old || items[i] >= (char *) old + BLCKSZ)
+			continue;
+		while (o <= maxoff && PageGetItem(old, PageGetItemId(old, o)) != items[i])
+			deleted[hdr->ndeleted++] = o++;
+		Assert(o <= maxoff);
+		o++;
+	}
+	while (o <= maxoff)
+		deleted[hdr->ndeleted++] = o++;
+
+	/* a run of deletions up to the end (a split's right part): one number */
+	hdr->delete_from = InvalidOffsetNumber;
+	if (hdr->ndeleted > 0 && deleted[hdr->ndeleted - 1] == maxoff)
+	{
+		int			k = hdr->ndeleted - 1;
+
+		while (k > 0 && deleted[k - 1] == deleted[k] - 1)
+			k--;
+		hdr->delete_from = deleted[k];
+		hdr->ndeleted = k;
+	}
+
+	/* new items, at their final offsets, in ascending order */
+	p = (char *) (deleted + hdr->ndeleted);
+	if (right != InvalidBlockNumber)
+	{
+		uint16		ih[2] = {FT_HIKEY, (uint16) hikeylen};
+
+		memcpy(p, ih, sizeof(ih));
+		p += sizeof(ih);
+		memcpy(p, hikey, hikeylen);
+		p += hikeylen;
+		hdr->ninserted++;
+	}
+	for (i = 0; i < nitems; i++)
+	{
+		uint16		ih[2];
+
+		if (items[i] >= (char *) old && items[i] < (char *) old + BLCKSZ)
+			continue;
+		ih[0] = newfirst + i;
+		ih[1] = (uint16) lens[i];
+		memcpy(p, ih, sizeof(ih));
+		p += sizeof(ih);
+		memcpy(p, items[i], lens[i]);
+		p += lens[i];
+		hdr->ninserted++;
+	}
+	*deltalen = p - delta;
+	return delta;
+}
+
 /* Apply an FtLeafDelta (see ft_page.h) to a leaf */
 void
 ft_apply_leaf_delta(Page leaf, const char *delta)
