@@ -28,6 +28,7 @@ OBJS = \
 	src/am/table/table_xmax.o \
 	src/am/table/table_build.o \
 	src/am/table/table_vacuum.o \
+	src/am/table/table_prune.o \
 	src/am/table/table_freeze.o \
 	src/am/table/table_vm.o \
 	src/am/table/table_partition.o \
@@ -49,6 +50,7 @@ OBJS = \
 	src/ft/ft_scan.o \
 	src/ft/ft_build.o \
 	src/ft/ft_vacuum.o \
+	src/ft/ft_prune.o \
 	src/ft/ft_verify.o \
 	src/wal/ft_xlog.o \
 	src/wal/ft_redo.o \

@@ -22,6 +22,7 @@ use FindBin;
 use lib "$FindBin::RealBin/../test/perl";
 use FractamTest;
 use IPC::Run;
+use List::Util;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
@@ -54,6 +55,8 @@ $node->safe_psql('postgres', qq{
 	CREATE UNLOGGED TABLE ul (id bigint, v int) USING $am;
 	CREATE INDEX ul_id ON ul USING fractam (id) WITH (fanout = 4);
 	CREATE TABLE acked (c int PRIMARY KEY, b int);
+	CREATE TABLE hotc (c int, n int) USING $am;
+	CREATE UNIQUE INDEX hotc_c ON hotc USING fractam (c);
 });
 
 my $tmp = PostgreSQL::Test::Utils::tempdir();
@@ -64,6 +67,9 @@ sub client_script
 	my ($c, $direct_apply) = @_;
 	my $s = "\\set ON_ERROR_STOP 1\n";
 	$s .= "SET fractam.direct_apply = off;\n" unless $direct_apply;
+	# a hot row per client, updated ten times per batch: full leaves of
+	# dead versions, pruned (table_prune.c) while the crash comes
+	$s .= "INSERT INTO hotc (c, n) VALUES ($c, 0);\n";
 	for my $b (0 .. 4999)
 	{
 		my $base = $c * 10_000_000 + $b * 1000;
@@ -88,6 +94,7 @@ sub client_script
 			my $b2 = $base - 2000;
 			$s .= "UPDATE ct SET k = k + 1, t = t || 'u' WHERE id BETWEEN $b2 AND $b2 + 999 AND id % 5 = 1;\n";
 		}
+		$s .= "UPDATE hotc SET n = n + 1 WHERE c = $c;\n" x 10;
 		$s .= "INSERT INTO ul SELECT $base + j, j FROM generate_series(0, 49) j;\n";
 		$s .= ($b % 10 == 9) ? "ROLLBACK;\n" : "COMMIT;\n";
 		$s .= "\\echo ACK $b\n";
@@ -105,6 +112,7 @@ PostgreSQL::Test::Utils::append_to_file("$tmp/maint.sql", $maint);
 
 my $psql = $node->installed_command('psql');
 my %acked;    # global client number => last acknowledged batch
+my $hot_versions = 0;    # hot-row updates acknowledged, all rounds
 
 for my $round (1 .. $rounds)
 {
@@ -187,6 +195,18 @@ for my $round (1 .. $rounds)
 		SELECT count(*) FROM ct JOIN acked a ON a.c = ct.c WHERE (ct.id % 10000000) / 1000 > a.b + 1}),
 		'0', "round $round: no rows of batches that never ran");
 
+	# each hot row counts ten per committed batch (the last, unacknowledged
+	# one may have committed too), through the index as through a scan
+	for my $c (grep { $acked{$_} >= 0 } @clients)
+	{
+		my $committed = grep { $_ % 10 != 9 } 0 .. $acked{$c};
+		my $maybe = (($acked{$c} + 1) % 10 != 9) ? $committed + 1 : $committed;
+		my $seq = $node->safe_psql('postgres', "SET enable_indexscan = off; SET enable_bitmapscan = off; SELECT n FROM hotc WHERE c = $c");
+		my $idx = $node->safe_psql('postgres', "SET enable_seqscan = off; SET enable_bitmapscan = off; SELECT n FROM hotc WHERE c = $c");
+		ok(($seq == 10 * $committed || $seq == 10 * $maybe) && $idx eq $seq,
+			"round $round client $c: hot row counts its committed batches ($seq, index $idx, acked $acked{$c})");
+	}
+
 	# every index agrees with the heap
 	for my $chk (['ct_id', 'id', '0'], ['ct_k', 'k', '0'], ['ct_t', 't', "''"], ['ct_kt', 'c', '0'])
 	{
@@ -197,8 +217,14 @@ for my $round (1 .. $rounds)
 	is(join("\n", @bad), '', "round $round: fractam_verify passes on every index");
 	if ($am eq 'fractam')
 	{
-		is($node->safe_psql('postgres', "SELECT fractam_verify('ct'), fractam_verify('ul')"),
-			'|', "round $round: fractam_verify passes on the tables");
+		is($node->safe_psql('postgres', "SELECT fractam_verify('ct'), fractam_verify('ul'), fractam_verify('hotc')"),
+			'||', "round $round: fractam_verify passes on the tables");
+		# full leaves were pruned: without it every version stays an item
+		# (nothing vacuums hotc); pruned ones share dead-set items
+		my $hot_items = $node->safe_psql('postgres', "SELECT leaf_items FROM fractam_stats('hotc')");
+		$hot_versions += 10 * List::Util::sum(map { $acked{$_} + 1 } @clients);
+		cmp_ok($hot_items, '<', 0.9 * $hot_versions,
+			"round $round: hot table holds $hot_items items after at least $hot_versions updates (pruned)");
 	}
 
 	# the unlogged table was reset to empty and works

@@ -62,6 +62,24 @@ typedef struct FtRootCache
 	bool		oscache_mode;	/* apply to them directly */
 } FtRootCache;
 
+/*
+ * What a leaf's owner gives up when the leaf is full (FtTree's
+ * leaf_prune_hook): the items at positions dead (ascending indexes into
+ * the items the hook was shown) go, and nnew items (ascending, palloc'd)
+ * come in; none of the new ones may have the key of an item that stays,
+ * and all must lie in the leaf's key range.  horizon: the newest xid whose
+ * effects the dropped items hide from hot-standby queries, or invalid.
+ */
+typedef struct FtLeafPrune
+{
+	int		   *dead;
+	int			ndead;
+	char	  **newitems;
+	Size	   *newlens;
+	int			nnew;
+	FullTransactionId horizon;
+} FtLeafPrune;
+
 /* Tunables and context of one tree, built by the caller per operation */
 typedef struct FtTree
 {
@@ -91,6 +109,19 @@ typedef struct FtTree
 	 */
 	void		(*leaf_insert_hook) (struct FtTree *tree, const char *item,
 									 Size len);
+
+	/*
+	 * Or NULL.  Called with a full leaf locked exclusively, before it
+	 * splits, with its nitems items (pointers into the shared page, which
+	 * it must not change) and whether it is the rightmost leaf: returns
+	 * true, with prune filled in, to drop and replace items (see
+	 * FtLeafPrune); the tree does it if that frees enough room.  It must
+	 * not wait for anything but short-term locks.  The table AM drops row
+	 * versions dead to everyone here, as heap prunes a full page.
+	 */
+	bool		(*leaf_prune_hook) (struct FtTree *tree, char **items,
+									Size *lens, int nitems, bool rightmost,
+									FtLeafPrune *prune);
 } FtTree;
 
 /* Largest item a tree accepts (also bounds pivots and messages) */

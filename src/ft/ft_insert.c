@@ -265,7 +265,14 @@ leaf_insert(FtTree *tree, Buffer lbuf, const char *item, Size len,
 		return LEAF_FULL;		/* replacement goes through a rewrite */
 	}
 	if (PageGetExactFreeSpace(page) < ft_item_space(len))
-		return LEAF_FULL;
+	{
+		/* the leaf's owner may give up items it no longer needs */
+		if (!ft_prune_leaf(tree, lbuf, ft_item_space(len)))
+			return LEAF_FULL;
+		off = ft_leaf_lower_bound(tree, page, item, len, &found);
+		if (found || PageGetExactFreeSpace(page) < ft_item_space(len))
+			return LEAF_FULL;
+	}
 
 	START_CRIT_SECTION();
 	ft_page_add_item(page, item, len, off);

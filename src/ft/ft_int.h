@@ -250,6 +250,9 @@ extern void ft_prefetch_move_leaves(FtTree *tree, BlockNumber xblk,
 extern void ft_delete_offsets(FtTree *tree, Buffer buf, OffsetNumber *dead,
 							  int ndead);
 
+/* ft_prune.c */
+extern bool ft_prune_leaf(FtTree *tree, Buffer lbuf, Size need);
+
 /* ft_split.c */
 extern void ft_make_room(FtTree *tree, const char *key, Size len,
 						 int force_level);

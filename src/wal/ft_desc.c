@@ -91,6 +91,15 @@ ft_desc(StringInfo buf, XLogReaderState *record)
 				appendStringInfo(buf, "ndeleted %u", xlrec->ndeleted);
 				break;
 			}
+		case XLOG_FT_PRUNE:
+			{
+				xl_ft_prune xlrec;
+
+				memcpy(&xlrec, rec, sizeof(xlrec));
+				appendStringInfo(buf, "ndeleted %u, ninserted %u",
+								 xlrec.ndeleted, xlrec.ninserted);
+				break;
+			}
 		case XLOG_FT_MOVE:
 			{
 				xl_ft_move *xlrec = (xl_ft_move *) rec;
@@ -191,6 +200,8 @@ ft_identify(uint8 info)
 			return "IMAGES";
 		case XLOG_FT_VACUUM:
 			return "VACUUM";
+		case XLOG_FT_PRUNE:
+			return "PRUNE";
 		case XLOG_FT_REUSE:
 			return "REUSE";
 		case XLOG_FT_MOVE:

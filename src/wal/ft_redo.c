@@ -106,6 +106,32 @@ ft_redo_append(XLogReaderState *record)
 		UnlockReleaseBuffer(buf);
 }
 
+/*
+ * Redo a leaf changed in place (block block_id's data is an FtLeafDelta):
+ * a flush's leaf that did not split, or a pruned leaf.  buf is returned
+ * locked (or invalid), for the caller to release.
+ */
+static void
+redo_leaf_delta(XLogReaderState *record, uint8 block_id, Buffer *buf,
+				const char *what)
+{
+	if (XLogReadBufferForRedo(record, block_id, buf) == BLK_NEEDS_REDO)
+	{
+		Page		page = BufferGetPage(*buf);
+		Size		datalen;
+		char	   *data = XLogRecGetBlockData(record, block_id, &datalen);
+		char	   *delta = palloc(datalen);
+
+		memcpy(delta, data, datalen);	/* realign */
+		if (!ft_leaf_delta_valid(delta, datalen))
+			wal_format_mismatch(what);
+		ft_apply_leaf_delta(page, delta);
+		pfree(delta);
+		PageSetLSN(page, record->EndRecPtr);
+		MarkBufferDirty(*buf);
+	}
+}
+
 static void
 ft_redo_flush(XLogReaderState *record)
 {
@@ -147,21 +173,7 @@ ft_redo_flush(XLogReaderState *record)
 	i = 0;
 	if (xlrec->flags & FT_XL_LEAF_DELTA)
 	{
-		if (XLogReadBufferForRedo(record, 1, &leaves[0]) == BLK_NEEDS_REDO)
-		{
-			Page		page = BufferGetPage(leaves[0]);
-			Size		datalen;
-			char	   *data = XLogRecGetBlockData(record, 1, &datalen);
-			char	   *delta = palloc(datalen);
-
-			memcpy(delta, data, datalen);	/* realign */
-			if (!ft_leaf_delta_valid(delta, datalen))
-				wal_format_mismatch("FLUSH");
-			ft_apply_leaf_delta(page, delta);
-			pfree(delta);
-			PageSetLSN(page, lsn);
-			MarkBufferDirty(leaves[0]);
-		}
+		redo_leaf_delta(record, 1, &leaves[0], "FLUSH");
 		i = 1;
 	}
 	for (; i < xlrec->nleaves; i++)
@@ -260,6 +272,16 @@ ft_redo_vacuum(XLogReaderState *record)
 		PageSetLSN(page, lsn);
 		MarkBufferDirty(buf);
 	}
+	if (BufferIsValid(buf))
+		UnlockReleaseBuffer(buf);
+}
+
+static void
+ft_redo_prune(XLogReaderState *record)
+{
+	Buffer		buf;
+
+	redo_leaf_delta(record, 0, &buf, "PRUNE");
 	if (BufferIsValid(buf))
 		UnlockReleaseBuffer(buf);
 }
@@ -400,6 +422,9 @@ ft_redo(XLogReaderState *record)
 			break;
 		case XLOG_FT_VACUUM:
 			ft_redo_vacuum(record);
+			break;
+		case XLOG_FT_PRUNE:
+			ft_redo_prune(record);
 			break;
 		case XLOG_FT_REUSE:
 			ft_redo_reuse(record);

@@ -186,6 +186,25 @@ ftxlog_vacuum(Relation rel, Buffer buf, OffsetNumber *offsets, int ndeleted)
 }
 
 void
+ftxlog_prune(Relation rel, Buffer buf, const char *delta, Size deltalen,
+			 uint16 ndeleted, uint16 ninserted)
+{
+	xl_ft_prune xlrec;
+	XLogRecPtr	recptr;
+
+	if (!RelationNeedsWAL(rel))
+		return;
+	xlrec.ndeleted = ndeleted;
+	xlrec.ninserted = ninserted;
+	XLogBeginInsert();
+	XLogRegisterData((char *) &xlrec, sizeof(xlrec));
+	XLogRegisterBuffer(0, buf, REGBUF_STANDARD);
+	XLogRegisterBufData(0, (char *) delta, deltalen);
+	recptr = XLogInsert(RM_FRACTAM_ID, XLOG_FT_PRUNE);
+	PageSetLSN(BufferGetPage(buf), recptr);
+}
+
+void
 ftxlog_reuse(Relation rel, BlockNumber blkno, FullTransactionId safexid)
 {
 	xl_ft_reuse xlrec;

@@ -45,6 +45,7 @@
 #define XLOG_FT_APPEND		0xB0	/* add items at the end of one leaf */
 #define XLOG_FT_PATCHES		0xC0	/* overwrite bytes of items of one leaf */
 #define XLOG_FT_LOGICAL		0xD0	/* a table row change, for logical decoding */
+#define XLOG_FT_PRUNE		0xE0	/* a full leaf gave up items it no longer needs */
 
 /*
  * XLOG_FT_INSERT: block 0 = page, block data = the item, main data = its
@@ -177,6 +178,19 @@ typedef struct xl_ft_vm
 } xl_ft_vm;
 
 /*
+ * XLOG_FT_PRUNE: block 0 = leaf, changed in place (block data: an
+ * FtLeafDelta, see ft_page.h): a full leaf's owner dropped items nobody
+ * needs before the leaf would split (a table's dead row versions, replaced
+ * by compact records of their row ids).  Hot-standby conflicts are logged
+ * before it (XLOG_FT_REUSE).  Main data: xl_ft_prune, for pg_waldump.
+ */
+typedef struct xl_ft_prune
+{
+	uint16		ndeleted;		/* items removed */
+	uint16		ninserted;		/* items added */
+} xl_ft_prune;
+
+/*
  * XLOG_FT_LOGICAL: a row of a fractam table was inserted, updated or
  * deleted, written only with wal_level = logical and only for decoding:
  * redo does nothing (the page changes have records of their own).  Main
@@ -225,6 +239,8 @@ extern void ftxlog_move(Relation rel, Buffer upper, OffsetNumber *moved,
 						int nmoved, Buffer lower, const char *payload,
 						Size payloadlen, uint64 lower_msn);
 extern void ftxlog_images(Relation rel, Buffer *bufs, int nbufs, uint16 reason);
+extern void ftxlog_prune(Relation rel, Buffer buf, const char *delta,
+						 Size deltalen, uint16 ndeleted, uint16 ninserted);
 extern void ftxlog_vacuum(Relation rel, Buffer buf, OffsetNumber *offsets,
 						  int ndeleted);
 extern void ftxlog_reuse(Relation rel, BlockNumber blkno,

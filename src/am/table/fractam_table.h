@@ -103,6 +103,37 @@ fractam_item_tuple(const char *item)
 }
 
 /*
+ * A dead-row record ("dead set"): the row ids of up to FRACTAM_DEADSET_ROWS
+ * versions that a full leaf dropped because no snapshot could see them any
+ * more (table_prune.c), while index entries may still point to them.  The
+ * item is the first row id's key and a bitmap: bit i stands for row id
+ * key + i.  Its row ids never cross a pseudo-block boundary, so every row
+ * id of a pseudo-block is found among the items keyed inside it.  VACUUM
+ * collects the row ids like dead versions' and clears the bits once their
+ * index entries are gone.  It is shorter than any version (a version holds
+ * at least a heap tuple header), which is how readers tell them apart.
+ */
+#define FRACTAM_DEADSET_ROWS	128
+#define FRACTAM_DEADSET_SIZE	(FRACTAM_ROWID_SIZE + FRACTAM_DEADSET_ROWS / 8)
+
+static inline bool
+fractam_item_is_deadset(Size len)
+{
+	StaticAssertStmt(FRACTAM_DEADSET_SIZE <
+					 FRACTAM_ROWID_SIZE + SizeofHeapTupleHeader,
+					 "dead sets must be shorter than row versions");
+	return len == FRACTAM_DEADSET_SIZE;
+}
+
+static inline bool
+fractam_deadset_has(const char *item, int i)
+{
+	const uint8 *bits = (const uint8 *) item + FRACTAM_ROWID_SIZE;
+
+	return (bits[i / 8] & (1 << (i % 8))) != 0;
+}
+
+/*
  * The part of a version's header written in place (xmax, command id,
  * next-version link, infomask bits): everything before t_hoff.
  */
@@ -159,6 +190,10 @@ extern FtRowId fractam_rowid_end(Relation rel);
 extern FtRowId fractam_rowid_first(Relation rel);
 extern void fractam_forget_cache(Relation rel);
 extern void fractam_table_cache_init(void);
+extern bool fractam_find_version(FtTree *tree, FtRowId rowid, int access,
+								 FtItemRef *ref);
+extern bool fractam_scan_next_version(FtScan scan, const char **item,
+									  Size *len);
 extern HeapTuple fractam_item_copy(Relation rel, const char *item, Size len);
 extern HeapTuple fractam_fetch_version(Relation rel, FtRowId rowid);
 extern HeapTuple fractam_fetch_version_near(Relation rel, FtRowId rowid,
@@ -177,6 +212,11 @@ extern bool fractam_relation_needs_toast_table(Relation rel);
 extern void fractam_relation_estimate_size(Relation rel, int32 *attr_widths,
 										   BlockNumber *pages, double *tuples,
 										   double *allvisfrac);
+
+/* table_prune.c */
+extern bool fractam_leaf_prune(FtTree *tree, char **items, Size *lens,
+							   int nitems, bool rightmost,
+							   FtLeafPrune *prune);
 
 /* table_visibility.c */
 extern bool fractam_tuple_visible(HeapTupleHeader tup, Snapshot snapshot);

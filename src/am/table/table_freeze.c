@@ -176,7 +176,7 @@ fractam_verify_frozen(Relation rel)
 	scan = ft_scan_begin(&tree);
 	ft_scan_set_keep_pins(scan, false);
 	ft_scan_seek(scan, NULL, 0, true);
-	while (ft_scan_next(scan, &item, &len))
+	while (fractam_scan_next_version(scan, &item, &len))
 	{
 		HeapTupleHeader hdr = fractam_item_tuple(item);
 		TransactionId xmin = HeapTupleHeaderGetRawXmin(hdr);

@@ -244,7 +244,6 @@ lock_update_chain(Relation rel, HeapTupleHeader hdr, ItemPointer tid,
 	{
 		FtTree		tree;
 		FtItemRef	ref;
-		char		key[FRACTAM_ROWID_SIZE];
 		HeapTupleHeader vh;
 		FractamHolders holders;
 		FractamHeaderCopy h;
@@ -256,8 +255,8 @@ lock_update_chain(Relation rel, HeapTupleHeader hdr, ItemPointer tid,
 			!fractam_tid_is_valid(&cur))
 			return TM_Ok;
 		fractam_table_tree(rel, &tree);
-		fractam_rowid_key(fractam_tid_rowid(&cur), key);
-		if (!ft_item_find(&tree, key, sizeof(key), BUFFER_LOCK_EXCLUSIVE, &ref))
+		if (!fractam_find_version(&tree, fractam_tid_rowid(&cur),
+								  BUFFER_LOCK_EXCLUSIVE, &ref))
 			return TM_Ok;
 		vh = fractam_item_tuple(ref.item);
 		if (!TransactionIdEquals(HeapTupleHeaderGetXmin(vh), priorXmax) ||
@@ -353,7 +352,6 @@ fractam_tuple_lock(Relation rel, ItemPointer tid, Snapshot snapshot,
 	bool		have_tuplock = false;
 	FtTree		tree;
 	FtItemRef	ref;
-	char		key[FRACTAM_ROWID_SIZE];
 
 	tmfd->traversed = false;
 	/* a MultiXact may be needed: be counted before taking part in one */
@@ -371,9 +369,9 @@ fractam_tuple_lock(Relation rel, ItemPointer tid, Snapshot snapshot,
 
 		CHECK_FOR_INTERRUPTS();
 		fractam_table_tree(rel, &tree);
-		fractam_rowid_key(fractam_tid_rowid(&cur), key);
 		if (!fractam_tid_is_valid(&cur) ||
-			!ft_item_find(&tree, key, sizeof(key), BUFFER_LOCK_EXCLUSIVE, &ref))
+			!fractam_find_version(&tree, fractam_tid_rowid(&cur),
+								  BUFFER_LOCK_EXCLUSIVE, &ref))
 		{
 			fractam_release_tuplock(rel, &cur, mode, &have_tuplock);
 			tmfd->ctid = cur;

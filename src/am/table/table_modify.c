@@ -181,11 +181,9 @@ fractam_multi_insert(Relation rel, TupleTableSlot **slots, int nslots,
 static void
 find_version(Relation rel, FtTree *tree, ItemPointer tid, FtItemRef *ref)
 {
-	char		key[FRACTAM_ROWID_SIZE];
-
 	fractam_table_tree(rel, tree);
-	fractam_rowid_key(fractam_tid_rowid(tid), key);
-	if (!ft_item_find(tree, key, sizeof(key), BUFFER_LOCK_EXCLUSIVE, ref))
+	if (!fractam_find_version(tree, fractam_tid_rowid(tid),
+							  BUFFER_LOCK_EXCLUSIVE, ref))
 		ereport(ERROR,
 				(errcode(ERRCODE_DATA_CORRUPTED),
 				 errmsg("row version (%u,%u) of table \"%s\" does not exist",

@@ -181,7 +181,7 @@ next_parallel_version(FractamScanDesc scan, Size *len)
 			scan->done = true;
 			return NULL;
 		}
-		if (ft_scan_next(scan->ftscan, &item, len) &&
+		if (fractam_scan_next_version(scan->ftscan, &item, len) &&
 			fractam_item_rowid(item) < scan->range_end)
 			return item;
 		scan->range_end = 0;
@@ -229,7 +229,7 @@ next_serial_version(FractamScanDesc scan, bool backward, Size *len)
 		else
 			ft_scan_seek(scan->ftscan, NULL, 0, !backward);
 	}
-	if (!ft_scan_next(scan->ftscan, &item, len) ||
+	if (!fractam_scan_next_version(scan->ftscan, &item, len) ||
 		(!backward && fractam_item_rowid(item) > scan->range_hi) ||
 		(backward && fractam_item_rowid(item) < scan->range_lo))
 	{
@@ -439,7 +439,7 @@ fetch_visible(Relation rel, ItemPointer tid, Snapshot snapshot,
 	if (tup == NULL)
 	{
 		if (all_dead)
-			*all_dead = true;	/* removed by VACUUM */
+			*all_dead = true;	/* removed by VACUUM or pruned */
 		return false;
 	}
 	visible = fractam_tuple_visible(tup->t_data, snapshot);
@@ -568,7 +568,10 @@ fractam_index_delete_tuples(Relation rel, TM_IndexDeleteOp *delstate)
 			fractam_fetch_version(rel, fractam_tid_rowid(&d->tid)) : NULL;
 		if (tup == NULL)
 		{
-			/* its version is gone: VACUUM removed it */
+			/*
+			 * its version is gone: VACUUM removed it, or a full leaf pruned
+			 * it (which logged its conflict horizon for standbys then)
+			 */
 			st->knowndeletable = true;
 		}
 		else
@@ -629,7 +632,7 @@ collect_range(FractamScanDesc scan, FtRowId lo, FtRowId hi, Snapshot snapshot)
 	fts = ft_scan_begin(&scan->tree);
 	fractam_rowid_key(lo, key);
 	ft_scan_seek(fts, key, sizeof(key), true);
-	while (ft_scan_next(fts, &item, &len))
+	while (fractam_scan_next_version(fts, &item, &len))
 	{
 		FtRowId		rowid = fractam_item_rowid(item);
 		HeapTupleHeader hdr = fractam_item_tuple(item);

@@ -46,6 +46,14 @@ fractam_table_counts(Relation rel, FractamTableCounts *counts)
 		TransactionId dead_after;
 
 		CHECK_FOR_INTERRUPTS();
+		if (fractam_item_is_deadset(len))
+		{
+			/* pruned versions, dead until VACUUM cleans their index entries */
+			for (int b = 0; b < FRACTAM_DEADSET_ROWS; b++)
+				if (fractam_deadset_has(item, b))
+					counts->dead++;
+			continue;
+		}
 		switch (fractam_tuple_htsv(fractam_item_tuple(item), &dead_after))
 		{
 			case HEAPTUPLE_LIVE:

@@ -203,6 +203,8 @@ fractam_table_tree(Relation rel, FtTree *tree)
 	tree->keyprefix = FRACTAM_ROWID_SIZE;
 	/* a new version's pseudo-block is no longer all-visible */
 	tree->leaf_insert_hook = fractam_vm_leaf_insert_hook;
+	/* a full leaf drops versions dead to everyone before it splits */
+	tree->leaf_prune_hook = fractam_leaf_prune;
 }
 
 /*
@@ -298,7 +300,19 @@ edge_rowid(Relation rel, bool forward, FtRowId *rowid)
 	ft_scan_seek(scan, NULL, 0, forward);
 	found = ft_scan_next(scan, &item, &len);
 	if (found)
+	{
 		*rowid = fractam_item_rowid(item);
+		/* a dead set's row ids count: index entries may point to them */
+		if (!forward && fractam_item_is_deadset(len))
+		{
+			for (int b = FRACTAM_DEADSET_ROWS - 1; b > 0; b--)
+				if (fractam_deadset_has(item, b))
+				{
+					*rowid += b;
+					break;
+				}
+		}
+	}
 	ft_scan_end(scan);
 	return found;
 }
@@ -354,6 +368,39 @@ fractam_item_copy(Relation rel, const char *item, Size len)
 }
 
 /*
+ * Find the version with row id rowid and lock its leaf (access): false if
+ * there is none (never written, removed by VACUUM, or only a dead set
+ * remembers it, see table_prune.c).
+ */
+bool
+fractam_find_version(FtTree *tree, FtRowId rowid, int access, FtItemRef *ref)
+{
+	char		key[FRACTAM_ROWID_SIZE];
+
+	fractam_rowid_key(rowid, key);
+	if (!ft_item_find(tree, key, sizeof(key), access, ref))
+		return false;
+	if (fractam_item_is_deadset(ref->len))
+	{
+		ft_item_release(ref);
+		return false;
+	}
+	return true;
+}
+
+/* The next row version of a scan of a table's tree, past dead sets */
+bool
+fractam_scan_next_version(FtScan scan, const char **item, Size *len)
+{
+	while (ft_scan_next(scan, item, len))
+	{
+		if (!fractam_item_is_deadset(*len))
+			return true;
+	}
+	return false;
+}
+
+/*
  * A palloc'd copy of the version with row id rowid, or NULL if there is
  * none.  t_self and t_tableOid are set.
  */
@@ -382,6 +429,11 @@ fractam_fetch_version_near(Relation rel, FtRowId rowid, BlockNumber *hint)
 	if (!ft_item_find_near(&tree, key, sizeof(key), BUFFER_LOCK_SHARE, &ref,
 						   hint))
 		return NULL;
+	if (fractam_item_is_deadset(ref.len))
+	{
+		ft_item_release(&ref);
+		return NULL;
+	}
 	tup = fractam_item_copy(rel, ref.item, ref.len);
 	ft_item_release(&ref);
 	return tup;

@@ -95,6 +95,31 @@ freeze_patch(HeapTupleHeader hdr, HeapTupleHeader frz, FtVacuumPatch *patch)
 }
 
 /*
+ * The row ids of a dead set (versions a full leaf dropped, table_prune.c):
+ * all of them, or none if they do not all fit (the next pass takes them).
+ */
+static void
+collect_deadset(VacuumPassState *st, const char *item)
+{
+	FtRowId		base = fractam_item_rowid(item);
+	int			n = 0;
+
+	for (int b = 0; b < FRACTAM_DEADSET_ROWS; b++)
+		if (fractam_deadset_has(item, b))
+			n++;
+	if (st->dead->num_items + n > st->dead->max_items)
+	{
+		st->overflowed = true;
+		return;
+	}
+	for (int b = 0; b < FRACTAM_DEADSET_ROWS; b++)
+		if (fractam_deadset_has(item, b))
+			fractam_rowid_tid(base + b,
+							  &st->dead->items[st->dead->num_items++]);
+	st->removed += n;
+}
+
+/*
  * ft_vacuum's callback of the first pass: is this version to be removed?
  * A version that stays may be frozen (patch).
  */
@@ -102,11 +127,18 @@ static bool
 vacuum_version(const char *item, Size len, void *arg, FtVacuumPatch *patch)
 {
 	VacuumPassState *st = (VacuumPassState *) arg;
-	HeapTupleHeader hdr = fractam_item_tuple(item);
+	HeapTupleHeader hdr;
 	TransactionId dead_after;
-	HTSV_Result res = fractam_tuple_htsv(hdr, &dead_after);
+	HTSV_Result res;
 	FractamHeaderCopy frz;
 
+	if (fractam_item_is_deadset(len))
+	{
+		collect_deadset(st, item);
+		return false;
+	}
+	hdr = fractam_item_tuple(item);
+	res = fractam_tuple_htsv(hdr, &dead_after);
 	if (res == HEAPTUPLE_RECENTLY_DEAD &&
 		TransactionIdPrecedes(dead_after, st->oldest_xmin))
 		res = HEAPTUPLE_DEAD;
@@ -163,6 +195,40 @@ remove_collected(const char *item, Size len, void *arg, FtVacuumPatch *patch)
 	VacuumPassState *st = (VacuumPassState *) arg;
 	ItemPointerData tid;
 
+	if (fractam_item_is_deadset(len))
+	{
+		FtRowId		base = fractam_item_rowid(item);
+		uint8		bits[FRACTAM_DEADSET_ROWS / 8];
+		bool		left = false;
+		bool		cleared = false;
+
+		/* clear the bits of the collected row ids; the set goes if all do */
+		memcpy(bits, item + FRACTAM_ROWID_SIZE, sizeof(bits));
+		for (int b = 0; b < FRACTAM_DEADSET_ROWS; b++)
+		{
+			if (!fractam_deadset_has(item, b))
+				continue;
+			fractam_rowid_tid(base + b, &tid);
+			if (tid_removed(&tid, st->dead))
+			{
+				bits[b / 8] &= (uint8) ~(1 << (b % 8));
+				cleared = true;
+			}
+			else
+				left = true;
+		}
+		if (!left)
+			return true;
+		if (cleared && patch)
+		{
+			StaticAssertStmt(sizeof(bits) <= FT_VACUUM_MAX_PATCH,
+							 "a dead set's bitmap fits a patch");
+			patch->start = FRACTAM_ROWID_SIZE;
+			patch->len = sizeof(bits);
+			memcpy(patch->bytes, bits, sizeof(bits));
+		}
+		return false;
+	}
 	fractam_rowid_tid(fractam_item_rowid(item), &tid);
 	return tid_removed(&tid, st->dead);
 }

@@ -223,6 +223,9 @@ visible_to_all(VmSetState *st, HeapTupleHeader tup)
 static bool
 check_version(void *arg, const char *item, Size len)
 {
+	/* a dead set: index entries may still point to its row ids */
+	if (fractam_item_is_deadset(len))
+		return false;
 	return visible_to_all((VmSetState *) arg, fractam_item_tuple(item));
 }
 
@@ -400,7 +403,8 @@ fractam_vm_vacuum(Relation rel, TransactionId oldest_xmin, uint8 skip)
 		if (!more)
 			break;
 		st.all_frozen = true;
-		if (candidate && !visible_to_all(&st, fractam_item_tuple(item)))
+		if (candidate && (fractam_item_is_deadset(len) ||
+						  !visible_to_all(&st, fractam_item_tuple(item))))
 			candidate = false;
 		if (!st.all_frozen)
 			frozen_candidate = false;
@@ -443,6 +447,18 @@ fractam_vm_verify(Relation rel)
 		fractam_rowid_tid(fractam_item_rowid(item), &tid);
 		status = visibilitymap_get_status(rel, ItemPointerGetBlockNumber(&tid),
 										  &vmbuf);
+		if (fractam_item_is_deadset(len))
+		{
+			if (status & VISIBILITYMAP_ALL_VISIBLE)
+				ereport(ERROR,
+						(errcode(ERRCODE_DATA_CORRUPTED),
+						 errmsg("visibility map of table \"%s\" marks TID block %u all-visible, but it holds pruned row versions from (%u,%u) on",
+								RelationGetRelationName(rel),
+								ItemPointerGetBlockNumber(&tid),
+								ItemPointerGetBlockNumber(&tid),
+								ItemPointerGetOffsetNumber(&tid))));
+			continue;
+		}
 		if ((status & VISIBILITYMAP_ALL_FROZEN) &&
 			!version_frozen(fractam_item_tuple(item)))
 			ereport(ERROR,

@@ -1,0 +1,144 @@
+/*-------------------------------------------------------------------------
+ *
+ * ft_prune.c
+ *	  A full leaf gives up the items its owner no longer needs before it
+ *	  splits.
+ *
+ * The tree does not know what its items mean; its owner may (FtTree's
+ * leaf_prune_hook).  A table's leaf fills with the versions of rows
+ * updated again and again (a small, hot table: every UPDATE appends a new
+ * version at the right edge): the hook names the versions no snapshot can
+ * see any more and gives compact records in their place, and the leaf
+ * takes the new item instead of splitting.  Heap does the same when it
+ * prunes a full page.
+ *
+ * The change is one XLOG_FT_PRUNE record (the leaf's delta), after the
+ * hot-standby conflict horizon (XLOG_FT_REUSE).  An exclusive lock on the
+ * leaf is enough: readers copy what they read under a share lock (scans
+ * copy the leaf; item lookups hold the lock while they look), so none
+ * holds a pointer into the page across the change.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "ft/ft_int.h"
+#include "miscadmin.h"
+#include "wal/ft_xlog.h"
+
+/* a prune must leave at least this much room beyond the new item's */
+#define FT_PRUNE_MIN_FREE	(BLCKSZ / 16)
+
+/*
+ * Let the owner of leaf lbuf (locked exclusively) drop items to make room
+ * for need more bytes.  Returns true if the leaf changed and has the room.
+ * A prune that would leave less than FT_PRUNE_MIN_FREE more is not done:
+ * the leaf splits as it would have, rather than fill and prune again at
+ * every insert.
+ */
+bool
+ft_prune_leaf(FtTree *tree, Buffer lbuf, Size need)
+{
+	Page		page = BufferGetPage(lbuf);
+	FtPageOpaque opaque = FtPageGetOpaque(page);
+	OffsetNumber first = FtFirstDataOffset(opaque);
+	OffsetNumber maxoff = PageGetMaxOffsetNumber(page);
+	FtLeafPrune pr;
+	char	  **old;
+	Size	   *oldlens;
+	char	  **items;
+	Size	   *lens;
+	int			nold;
+	Size		freed = 0;
+	Size		added = 0;
+	Size		deltalen;
+	char	   *delta;
+	int			n = 0;
+	int			d = 0;
+	int			k = 0;
+	int			i;
+	bool		ok;
+
+	if (tree->leaf_prune_hook == NULL || !FtPageIsLeaf(opaque) ||
+		maxoff < first)
+		return false;
+	nold = maxoff - first + 1;
+	old = palloc(nold * sizeof(char *));
+	oldlens = palloc(nold * sizeof(Size));
+	for (i = 0; i < nold; i++)
+		old[i] = ft_page_item(page, first + i, &oldlens[i]);
+	memset(&pr, 0, sizeof(pr));
+	pr.horizon = InvalidFullTransactionId;
+	if (!tree->leaf_prune_hook(tree, old, oldlens, nold,
+							   FtPageIsRightmost(opaque), &pr) ||
+		pr.ndead == 0)
+	{
+		pfree(old);
+		pfree(oldlens);
+		return false;
+	}
+
+	/* the leaf's items after the change: kept ones (by address) and new */
+	items = palloc((nold + pr.nnew) * sizeof(char *));
+	lens = palloc((nold + pr.nnew) * sizeof(Size));
+	for (i = 0; i < nold; i++)
+	{
+		if (d < pr.ndead && pr.dead[d] == i)
+		{
+			freed += ft_item_space(oldlens[i]);
+			d++;
+			continue;
+		}
+		while (k < pr.nnew &&
+			   ft_cmp(tree, pr.newitems[k], pr.newlens[k], old[i],
+					  oldlens[i]) < 0)
+		{
+			items[n] = pr.newitems[k];
+			lens[n++] = pr.newlens[k];
+			added += ft_item_space(pr.newlens[k]);
+			k++;
+		}
+		items[n] = old[i];
+		lens[n++] = oldlens[i];
+	}
+	for (; k < pr.nnew; k++)
+	{
+		items[n] = pr.newitems[k];
+		lens[n++] = pr.newlens[k];
+		added += ft_item_space(pr.newlens[k]);
+	}
+	if (d != pr.ndead)
+		elog(ERROR, "fractam: a prune named items that are not on the leaf");
+
+	ok = PageGetExactFreeSpace(page) + freed >=
+		added + need + FT_PRUNE_MIN_FREE;
+	if (ok)
+	{
+		delta = ft_build_leaf_delta(page, items, lens, n, NULL, 0,
+									InvalidBlockNumber, opaque->ft_msn, false,
+									&deltalen);
+		if (FullTransactionIdIsValid(pr.horizon))
+			ft_log_removal_horizon(tree, pr.horizon);
+
+		START_CRIT_SECTION();
+		ft_apply_leaf_delta(page, delta);
+		MarkBufferDirty(lbuf);
+		ftxlog_prune(tree->rel, lbuf, delta, deltalen, (uint16) pr.ndead,
+					 (uint16) pr.nnew);
+		END_CRIT_SECTION();
+		pfree(delta);
+	}
+
+	for (i = 0; i < pr.nnew; i++)
+		pfree(pr.newitems[i]);
+	if (pr.newitems)
+		pfree(pr.newitems);
+	if (pr.newlens)
+		pfree(pr.newlens);
+	pfree(pr.dead);
+	pfree(items);
+	pfree(lens);
+	pfree(old);
+	pfree(oldlens);
+	return ok;
+}
