@@ -28,8 +28,10 @@ FROM pg_buffercache b
 WHERE b.relfilenode = pg_relation_filenode('fb_a')
   AND b.reldatabase = (SELECT oid FROM pg_database WHERE datname = current_database())
   AND b.relblocknumber <> 0
-  -- leaf pages: FT_PAGE_LEAF in ft_flags, 8 bytes before the page end
-  AND get_byte(get_raw_page('fb_a', b.relblocknumber::int), 8184) & 2 = 2;
+  -- leaf pages: FT_PAGE_LEAF in ft_flags, 28 bytes into the special space
+  -- (pd_special: bytes 16-17 of the page header)
+  AND (SELECT get_byte(p, get_byte(p, 16) + 256 * get_byte(p, 17) + 28) & 2 = 2
+	   FROM get_raw_page('fb_a', b.relblocknumber::int) p);
 -- they went to the leaf, not into a buffer
 SELECT buffered_messages FROM fractam_stats('fb_a');
 SELECT count(*) FROM fb WHERE a = 25000;

@@ -48,6 +48,16 @@ ft_checkpage(Relation rel, Buffer buf)
 						   (unsigned) PageGetSpecialSize(page),
 						   (unsigned) MAXALIGN(sizeof(FtPageOpaqueData)))));
 	opaque = FtPageGetOpaque(page);
+	if (!ft_page_format_known(opaque))
+		ereport(ERROR,
+				(errcode(ft_corrupted_errcode(rel)),
+				 errmsg("%s \"%s\" has a page in a format this build of fractam cannot read at block %u",
+						ft_relkind_name(rel), RelationGetRelationName(rel), BufferGetBlockNumber(buf)),
+				 errdetail("Codec %u, item format %u, dictionary %u; this build reads codec %u and item formats up to %u.",
+						   opaque->ft_codec, opaque->ft_item_format,
+						   opaque->ft_dict, FT_CODEC_NONE,
+						   FT_ITEM_FORMAT_MAX),
+				 errhint("It may have been written by a newer version of fractam.")));
 	kind = opaque->ft_flags & FT_PAGE_KIND_MASK;
 	if (opaque->ft_page_id != FT_PAGE_ID ||
 		(opaque->ft_flags & ~(FT_PAGE_KIND_MASK | FT_PAGE_DELETED)) != 0 ||

@@ -99,6 +99,7 @@ ft_item_find_near(FtTree *tree, const char *key, Size keylen, int access,
 		if (PageIsNew(page) ||
 			PageGetSpecialSize(page) != MAXALIGN(sizeof(FtPageOpaqueData)) ||
 			FtPageGetOpaque(page)->ft_page_id != FT_PAGE_ID ||
+			!ft_page_format_known(FtPageGetOpaque(page)) ||
 			!leaf_decides(tree, page, key, keylen, &off, &found))
 		{
 			UnlockReleaseBuffer(buf);

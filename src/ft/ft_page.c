@@ -10,6 +10,14 @@
 
 #include "ft/ft_int.h"
 
+/* pg_filedump-style tools find FT_PAGE_ID in a page's last two bytes */
+StaticAssertDecl(offsetof(FtPageOpaqueData, ft_page_id) + sizeof(uint16) ==
+				 MAXALIGN(sizeof(FtPageOpaqueData)),
+				 "ft_page_id must end the special space");
+/* sql/fractam_buffers.sql finds leaves by ft_flags at this offset */
+StaticAssertDecl(offsetof(FtPageOpaqueData, ft_flags) == 28,
+				 "ft_flags moved: update fractam_buffers");
+
 /*
  * Initialize an empty page of the given kind.
  */

@@ -31,7 +31,13 @@
 #include "storage/off.h"
 
 #define FT_MAGIC			0x46544D31	/* "FTM1" */
-#define FT_FORMAT_VERSION	2	/* 2: two buffer levels */
+/*
+ * 2: two buffer levels; 3: codec, item format and dictionary fields in
+ * every page's special space.  From version 3 on, every later build reads
+ * every earlier format: a table cannot be rebuilt by REINDEX (a binary
+ * fixture of version 3 stays in the tests, t/090_format_fixture.pl).
+ */
+#define FT_FORMAT_VERSION	3
 #define FT_METAPAGE_BLKNO	0
 #define FT_PAGE_ID			0xFF8A	/* last two bytes of the special space */
 
@@ -60,14 +66,37 @@ typedef struct FtPageOpaqueData
 	BlockNumber ft_right;		/* right sibling, or InvalidBlockNumber */
 	uint32		ft_nflushes;	/* buffer node: flushes out of it */
 	uint32		ft_nsplits;		/* splits of this page (left half keeps it) */
+	uint32		ft_nflushed;	/* buffer node: messages flushed out of it */
 	uint16		ft_level;		/* 0 = leaf */
 	uint16		ft_nchildren;	/* internal pages: number of pivots */
 	uint16		ft_flags;
+	uint8		ft_codec;		/* how the items are stored: FT_CODEC_* */
+	uint8		ft_item_format; /* the owner's item layout, 0 = the first */
+	uint16		ft_dict;		/* compression dictionary, 0 = none */
+	uint16		ft_reserved1;	/* zero */
+	uint16		ft_reserved2;	/* zero */
 	uint16		ft_page_id;		/* FT_PAGE_ID, for page-kind identification */
-	uint32		ft_nflushed;	/* buffer node: messages flushed out of it */
 } FtPageOpaqueData;
 
+/*
+ * ft_codec: FT_CODEC_NONE is the only one so far (items as line pointers
+ * and bytes); compressed pages will name theirs.  A page whose codec, item
+ * format or dictionary this build does not know is refused, never
+ * misread.
+ */
+#define FT_CODEC_NONE		0
+#define FT_ITEM_FORMAT_MAX	0	/* the newest item format this build reads */
+
+
 typedef FtPageOpaqueData *FtPageOpaque;
+
+/* can this build read the page's items? */
+static inline bool
+ft_page_format_known(FtPageOpaque opaque)
+{
+	return opaque->ft_codec == FT_CODEC_NONE &&
+		opaque->ft_item_format <= FT_ITEM_FORMAT_MAX && opaque->ft_dict == 0;
+}
 
 #define FtPageGetOpaque(page) ((FtPageOpaque) PageGetSpecialPointer(page))
 #define FtPageIsLeaf(opaque)	(((opaque)->ft_flags & FT_PAGE_LEAF) != 0)
