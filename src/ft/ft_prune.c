@@ -30,6 +30,40 @@
 #define FT_PRUNE_MIN_FREE	(BLCKSZ / 16)
 
 /*
+ * The leaf whose last prune attempt failed, as it was then: an insert that
+ * finds the leaf full retries with the parent locked exclusively and comes
+ * back to the same unchanged leaf, which need not be read again.
+ */
+static struct
+{
+	RelFileNode node;
+	BlockNumber blkno;
+	XLogRecPtr	lsn;
+	LocationIndex lower;
+	LocationIndex upper;
+}			failed;
+
+static bool
+same_as_failed(Relation rel, Buffer lbuf, Page page)
+{
+	return failed.blkno == BufferGetBlockNumber(lbuf) &&
+		RelFileNodeEquals(failed.node, rel->rd_node) &&
+		failed.lsn == PageGetLSN(page) &&
+		failed.lower == ((PageHeader) page)->pd_lower &&
+		failed.upper == ((PageHeader) page)->pd_upper;
+}
+
+static void
+remember_failed(Relation rel, Buffer lbuf, Page page)
+{
+	failed.node = rel->rd_node;
+	failed.blkno = BufferGetBlockNumber(lbuf);
+	failed.lsn = PageGetLSN(page);
+	failed.lower = ((PageHeader) page)->pd_lower;
+	failed.upper = ((PageHeader) page)->pd_upper;
+}
+
+/*
  * Let the owner of leaf lbuf (locked exclusively) drop items to make room
  * for need more bytes.  Returns true if the leaf changed and has the room.
  * A prune that would leave less than FT_PRUNE_MIN_FREE more is not done:
@@ -60,7 +94,7 @@ ft_prune_leaf(FtTree *tree, Buffer lbuf, Size need)
 	bool		ok;
 
 	if (tree->leaf_prune_hook == NULL || !FtPageIsLeaf(opaque) ||
-		maxoff < first)
+		maxoff < first || same_as_failed(tree->rel, lbuf, page))
 		return false;
 	nold = maxoff - first + 1;
 	old = palloc(nold * sizeof(char *));
@@ -73,6 +107,7 @@ ft_prune_leaf(FtTree *tree, Buffer lbuf, Size need)
 							   FtPageIsRightmost(opaque), &pr) ||
 		pr.ndead == 0)
 	{
+		remember_failed(tree->rel, lbuf, page);
 		pfree(old);
 		pfree(oldlens);
 		return false;
@@ -128,6 +163,8 @@ ft_prune_leaf(FtTree *tree, Buffer lbuf, Size need)
 		END_CRIT_SECTION();
 		pfree(delta);
 	}
+	else
+		remember_failed(tree->rel, lbuf, page);
 
 	for (i = 0; i < pr.nnew; i++)
 		pfree(pr.newitems[i]);

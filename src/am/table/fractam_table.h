@@ -28,6 +28,7 @@
 #include "access/htup_details.h"
 #include "access/tableam.h"
 #include "ft/ft.h"
+#include "port/pg_bitutils.h"
 #include "port/pg_bswap.h"
 #include "storage/lmgr.h"
 #include "utils/rel.h"
@@ -131,6 +132,14 @@ fractam_deadset_has(const char *item, int i)
 	const uint8 *bits = (const uint8 *) item + FRACTAM_ROWID_SIZE;
 
 	return (bits[i / 8] & (1 << (i % 8))) != 0;
+}
+
+/* how many row ids a dead set holds */
+static inline int
+fractam_deadset_count(const char *item)
+{
+	return (int) pg_popcount(item + FRACTAM_ROWID_SIZE,
+							 FRACTAM_DEADSET_ROWS / 8);
 }
 
 /*

@@ -58,6 +58,7 @@ typedef struct FractamScanDescData
 	HeapTuple  *rangetups;
 	int			nrangetups;
 	int			rangepos;
+	int			rangepruned;	/* pruned row ids of the range (dead sets) */
 	/* TABLESAMPLE: the pseudo-block being sampled, its versions by offset */
 	bool		sample_started;
 	BlockNumber sample_nblocks;
@@ -600,6 +601,7 @@ reset_range(FractamScanDesc scan)
 	scan->rangetups = NULL;
 	scan->nrangetups = 0;
 	scan->rangepos = 0;
+	scan->rangepruned = 0;
 }
 
 static void
@@ -615,7 +617,10 @@ keep_version(FractamScanDesc scan, HeapTuple tup, int *size)
 	scan->rangetups[scan->nrangetups++] = tup;
 }
 
-/* Copy the versions with row ids in [lo, hi) (visible ones if snapshot) */
+/*
+ * Copy the versions with row ids in [lo, hi) (visible ones if snapshot),
+ * and count the pruned row ids of the dead sets keyed there
+ */
 static void
 collect_range(FractamScanDesc scan, FtRowId lo, FtRowId hi, Snapshot snapshot)
 {
@@ -632,15 +637,22 @@ collect_range(FractamScanDesc scan, FtRowId lo, FtRowId hi, Snapshot snapshot)
 	fts = ft_scan_begin(&scan->tree);
 	fractam_rowid_key(lo, key);
 	ft_scan_seek(fts, key, sizeof(key), true);
-	while (fractam_scan_next_version(fts, &item, &len))
+	while (ft_scan_next(fts, &item, &len))
 	{
 		FtRowId		rowid = fractam_item_rowid(item);
-		HeapTupleHeader hdr = fractam_item_tuple(item);
+		HeapTupleHeader hdr;
 		HeapTuple	tup;
 		MemoryContext old;
 
 		if (rowid >= hi)
 			break;
+		if (fractam_item_is_deadset(len))
+		{
+			/* (a dead set lies in one pseudo-block: ranges hold whole ones) */
+			scan->rangepruned += fractam_deadset_count(item);
+			continue;
+		}
+		hdr = fractam_item_tuple(item);
 		if (snapshot)
 		{
 			bool		visible = fractam_tuple_visible(hdr, snapshot);
@@ -791,6 +803,9 @@ fractam_scan_analyze_next_tuple(TableScanDesc sscan, TransactionId OldestXmin,
 			return true;
 		}
 	}
+	/* pruned versions are dead rows, as heap counts LP_DEAD items */
+	*deadrows += scan->rangepruned;
+	scan->rangepruned = 0;
 	ExecClearTuple(slot);
 	return false;
 }

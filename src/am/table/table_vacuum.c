@@ -67,6 +67,8 @@ typedef struct VacuumPassState
 	double		live;
 	double		removed;
 	double		recently_dead;
+	double		pruned_left;	/* row ids of dead sets the pass left (pruned
+								 * after it collected) */
 	TransactionId min_xid;		/* oldest xid still stored */
 	MultiXactId min_multi;		/* oldest MultiXact still stored */
 	uint8		skip_flags;		/* visibility-map bits of ranges to skip */
@@ -219,6 +221,9 @@ remove_collected(const char *item, Size len, void *arg, FtVacuumPatch *patch)
 		}
 		if (!left)
 			return true;
+		for (int b = 0; b < FRACTAM_DEADSET_ROWS; b++)
+			if (bits[b / 8] & (1 << (b % 8)))
+				st->pruned_left += 1;
 		if (cleared && patch)
 		{
 			StaticAssertStmt(sizeof(bits) <= FT_VACUUM_MAX_PATCH,
@@ -362,7 +367,7 @@ fractam_relation_vacuum(Relation rel, struct VacuumParams *params,
 	{
 		st.dead->num_items = 0;
 		st.overflowed = false;
-		st.live = st.removed = st.recently_dead = 0;
+		st.live = st.removed = st.recently_dead = st.pruned_left = 0;
 		st.skipped_rowids = 0;
 		/* nothing a later transaction stores is older than the cutoffs */
 		st.min_xid = oldest_xmin;
@@ -489,7 +494,7 @@ fractam_relation_vacuum(Relation rel, struct VacuumParams *params,
 						&frozenxid_updated, &minmulti_updated, false);
 	pgstat_report_vacuum(RelationGetRelid(rel), rel->rd_rel->relisshared,
 						 (PgStat_Counter) live,
-						 (PgStat_Counter) st.recently_dead);
+						 (PgStat_Counter) (st.recently_dead + st.pruned_left));
 
 	ereport(elevel,
 			(errmsg("table \"%s\": removed %.0f dead row versions in %d passes, %.0f live and %.0f recently dead remain",

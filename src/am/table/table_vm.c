@@ -418,6 +418,61 @@ fractam_vm_vacuum(Relation rel, TransactionId oldest_xmin, uint8 skip)
 	return all_visible;
 }
 
+/* The pruned row ids of one pseudo-block, for fractam_vm_verify */
+typedef struct PrunedInBlock
+{
+	BlockNumber blk;
+	FtRowId		limit;			/* the table's row id limit */
+	bool		bits[FRACTAM_ROWS_PER_BLOCK];
+} PrunedInBlock;
+
+/*
+ * Dead sets (table_prune.c) hold at least one row id, all of them in their
+ * key's pseudo-block and below the table's row id limit, and no row id of
+ * a version that still exists.  Items come in row id order, and a dead
+ * set's row ids follow its key, so one pass over the table checks it.
+ */
+static void
+check_deadset_order(Relation rel, const char *item, Size len,
+					PrunedInBlock *pruned)
+{
+	FtRowId		rowid = fractam_item_rowid(item);
+	BlockNumber blk = (BlockNumber) (rowid / FRACTAM_ROWS_PER_BLOCK);
+	int			first = (int) (rowid % FRACTAM_ROWS_PER_BLOCK);
+
+	if (blk != pruned->blk)
+	{
+		memset(pruned->bits, 0, sizeof(pruned->bits));
+		pruned->blk = blk;
+	}
+	if (!fractam_item_is_deadset(len))
+	{
+		if (pruned->bits[first])
+			ereport(ERROR,
+					(errcode(ERRCODE_DATA_CORRUPTED),
+					 errmsg("table \"%s\" holds row version (%u,%d) that a dead set says was pruned",
+							RelationGetRelationName(rel), blk, first + 1)));
+		return;
+	}
+	if (fractam_deadset_count(item) == 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_DATA_CORRUPTED),
+				 errmsg("table \"%s\" holds an empty dead set at (%u,%d)",
+						RelationGetRelationName(rel), blk, first + 1)));
+	for (int b = 0; b < FRACTAM_DEADSET_ROWS; b++)
+	{
+		if (!fractam_deadset_has(item, b))
+			continue;
+		if (first + b >= FRACTAM_ROWS_PER_BLOCK || rowid + b >= pruned->limit)
+			ereport(ERROR,
+					(errcode(ERRCODE_DATA_CORRUPTED),
+					 errmsg("dead set at (%u,%d) of table \"%s\" names row id " UINT64_FORMAT " beyond its pseudo-block or the row ids handed out",
+							blk, first + 1, RelationGetRelationName(rel),
+							rowid + b)));
+		pruned->bits[first + b] = true;
+	}
+}
+
 /*
  * fractam_verify, with the table's writers locked out: every version in a
  * pseudo-block marked all-visible must be visible to every snapshot (no
@@ -432,7 +487,10 @@ fractam_vm_verify(Relation rel)
 	const char *item;
 	Size		len;
 	Buffer		vmbuf = InvalidBuffer;
+	PrunedInBlock pruned;
 
+	pruned.blk = InvalidBlockNumber;
+	pruned.limit = fractam_rowid_limit(rel);
 	fractam_table_tree(rel, &tree);
 	scan = ft_scan_begin(&tree);
 	ft_scan_set_keep_pins(scan, false);
@@ -447,6 +505,7 @@ fractam_vm_verify(Relation rel)
 		fractam_rowid_tid(fractam_item_rowid(item), &tid);
 		status = visibilitymap_get_status(rel, ItemPointerGetBlockNumber(&tid),
 										  &vmbuf);
+		check_deadset_order(rel, item, len, &pruned);
 		if (fractam_item_is_deadset(len))
 		{
 			if (status & VISIBILITYMAP_ALL_VISIBLE)
