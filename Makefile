@@ -16,6 +16,7 @@ OBJS = \
 	src/am/index/index_insert.o \
 	src/am/index/index_scan.o \
 	src/am/index/index_vacuum.o \
+	src/am/index/index_prune.o \
 	src/am/index/index_cost.o \
 	src/am/index/index_validate.o \
 	src/am/index/speculative.o \
@@ -51,6 +52,7 @@ OBJS = \
 	src/ft/ft_build.o \
 	src/ft/ft_vacuum.o \
 	src/ft/ft_prune.o \
+	src/ft/ft_codec.o \
 	src/ft/ft_verify.o \
 	src/wal/ft_xlog.o \
 	src/wal/ft_redo.o \
@@ -58,6 +60,8 @@ OBJS = \
 	src/wal/ft_decode.o
 
 PG_CPPFLAGS = -I$(srcdir)/src
+# page compressors (liblz4-dev, libzstd-dev)
+SHLIB_LINK = -llz4 -lzstd
 # Debian's PGXS sets with_llvm = yes; bitcode is optional for an extension.
 with_llvm = no
 

@@ -52,6 +52,22 @@ LANGUAGE C STRICT PARALLEL RESTRICTED;
 COMMENT ON FUNCTION fractam_stats(regclass) IS
   'shape and activity counters of a fractam index or table';
 
+CREATE FUNCTION fractam_compression_estimate(rel regclass,
+  method text DEFAULT 'zstd',
+  level int DEFAULT NULL,
+  OUT page_kind text,
+  OUT pages bigint,
+  OUT items bigint,
+  OUT raw_bytes bigint,
+  OUT compressed_bytes bigint,
+  OUT ratio float8,
+  OUT pages_if_compressed float8)
+RETURNS SETOF record
+AS 'MODULE_PATHNAME', 'fractam_compression_estimate'
+LANGUAGE C CALLED ON NULL INPUT PARALLEL RESTRICTED;
+COMMENT ON FUNCTION fractam_compression_estimate(regclass, text, int) IS
+  'compresses every page of a fractam index or table in memory (lz4 or zstd, level NULL = the method''s default) and reports raw and compressed item bytes per page kind: what compressed pages would save';
+
 CREATE FUNCTION fractam_table_stats(rel regclass,
   OUT rowids_used bigint,
   OUT rowids_left bigint,

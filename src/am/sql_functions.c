@@ -2,6 +2,7 @@
  *
  * sql_functions.c
  *	  fractam_verify(regclass), fractam_stats(regclass),
+ *	  fractam_compression_estimate(regclass, text, int),
  *	  fractam_routing_cache_stats() and fractam_unique_stats().
  *
  *-------------------------------------------------------------------------
@@ -24,6 +25,7 @@
 
 PG_FUNCTION_INFO_V1(fractam_verify);
 PG_FUNCTION_INFO_V1(fractam_stats);
+PG_FUNCTION_INFO_V1(fractam_compression_estimate);
 PG_FUNCTION_INFO_V1(fractam_table_stats);
 PG_FUNCTION_INFO_V1(fractam_routing_cache_stats);
 PG_FUNCTION_INFO_V1(fractam_unique_stats);
@@ -208,6 +210,77 @@ fractam_stats(PG_FUNCTION_ARGS)
 	values[14] = Float8GetDatum(st.moves > 0 ?
 								(double) st.moved_messages / st.moves : 0.0);
 	PG_RETURN_DATUM(make_result_row(fcinfo, values, nulls));
+}
+
+/*
+ * What compressing the pages of a fractam index or table with a method
+ * and level would save, per page kind (ft_compression_estimate): a row
+ * each for leaves, buffer nodes and routing pages.
+ */
+Datum
+fractam_compression_estimate(PG_FUNCTION_ARGS)
+{
+	Oid			relid = PG_GETARG_OID(0);
+	char	   *method;
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	static const char *const kinds[FT_EST_KINDS] = {"leaf", "buffer", "routing"};
+	FtCodecId	codec;
+	int			level;
+	int			minlevel;
+	int			maxlevel;
+	FtTree		tree;
+	Relation	rel;
+	FtCompressionEstimate est;
+	const Size	capacity = BLCKSZ - SizeOfPageHeaderData -
+		MAXALIGN(sizeof(FtPageOpaqueData));
+
+	InitMaterializedSRF(fcinfo, 0);
+	if (PG_ARGISNULL(0) || PG_ARGISNULL(1))
+		return (Datum) 0;
+	method = text_to_cstring(PG_GETARG_TEXT_PP(1));
+	if (!ft_codec_lookup(method, &codec, &level) || codec == FT_CODEC_NONE)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("unknown compression method \"%s\"", method),
+				 errhint("Valid methods are \"lz4\" and \"zstd\".")));
+	ft_codec_level_range(codec, &minlevel, &maxlevel);
+	if (!PG_ARGISNULL(2))
+	{
+		level = PG_GETARG_INT32(2);
+		if (level < minlevel || level > maxlevel)
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("compression level %d is out of range for %s",
+							level, ft_codec_name(codec)),
+					 errdetail("Valid levels are %d to %d.", minlevel, maxlevel)));
+	}
+
+	rel = open_fractam_relation(relid, AccessShareLock, &tree);
+	ft_compression_estimate(&tree, codec, level, &est);
+	close_fractam_relation(rel, AccessShareLock);
+
+	for (int k = 0; k < FT_EST_KINDS; k++)
+	{
+		Datum		values[7];
+		bool		nulls[7] = {0};
+
+		values[0] = CStringGetTextDatum(kinds[k]);
+		values[1] = Int64GetDatum(est.pages[k]);
+		values[2] = Int64GetDatum(est.items[k]);
+		values[3] = Int64GetDatum(est.raw_bytes[k]);
+		values[4] = Int64GetDatum(est.compressed_bytes[k]);
+		if (est.compressed_bytes[k] > 0)
+		{
+			values[5] = Float8GetDatum((double) est.raw_bytes[k] /
+									   est.compressed_bytes[k]);
+			/* "fill to fit": full pages of compressed items */
+			values[6] = Float8GetDatum((double) est.compressed_bytes[k] / capacity);
+		}
+		else
+			nulls[5] = nulls[6] = true;
+		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+	}
+	return (Datum) 0;
 }
 
 /* Counters of this backend's routing-page cache */

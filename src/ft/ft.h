@@ -21,6 +21,7 @@
 #include "storage/bufpage.h"
 #include "storage/smgr.h"
 #include "utils/relcache.h"
+#include "ft/ft_page.h"
 
 /*
  * Three-way comparison of two items.  A zero-length item is never passed:
@@ -116,12 +117,16 @@ typedef struct FtTree
 	 * it must not change) and whether it is the rightmost leaf: returns
 	 * true, with prune filled in, to drop and replace items (see
 	 * FtLeafPrune); the tree does it if that frees enough room.  It must
-	 * not wait for anything but short-term locks.  The table AM drops row
-	 * versions dead to everyone here, as heap prunes a full page.
+	 * not wait for anything but short-term locks of other relations'
+	 * pages.  The table AM drops row versions dead to everyone
+	 * here, as heap prunes a full page; the index AM drops entries of rows
+	 * dead to everyone when an UPDATE that left the key alone would split
+	 * the leaf, as nbtree's bottom-up deletion does.
 	 */
 	bool		(*leaf_prune_hook) (struct FtTree *tree, char **items,
 									Size *lens, int nitems, bool rightmost,
 									FtLeafPrune *prune);
+	void	   *prune_arg;		/* the owner's, for leaf_prune_hook */
 } FtTree;
 
 /* Largest item a tree accepts (also bounds pivots and messages) */
@@ -317,6 +322,32 @@ extern void ft_vacuum(FtTree *tree, FtVacuumCallback callback,
 extern void ft_log_removal_horizon(FtTree *tree, FullTransactionId horizon);
 extern void ft_prune_items(FtTree *tree, char **items, Size *lens, int n,
 						   FtUniquePruneFn prune, void *arg);
+
+/* ft_codec.c: page compressors, and what they would save on a tree */
+#define FT_EST_LEAF		0
+#define FT_EST_BUFFER	1
+#define FT_EST_ROUTING	2
+#define FT_EST_KINDS	3
+
+typedef struct FtCompressionEstimate
+{
+	int64		pages[FT_EST_KINDS];
+	int64		items[FT_EST_KINDS];	/* leaf items, messages, pivots */
+	int64		raw_bytes[FT_EST_KINDS];
+	int64		compressed_bytes[FT_EST_KINDS];
+} FtCompressionEstimate;
+
+extern const char *ft_codec_name(FtCodecId codec);
+extern bool ft_codec_lookup(const char *name, FtCodecId *codec,
+							int *default_level);
+extern void ft_codec_level_range(FtCodecId codec, int *min, int *max);
+extern Size ft_codec_bound(FtCodecId codec, Size len);
+extern Size ft_codec_compress(FtCodecId codec, int level, const char *src,
+							  Size len, char *dst, Size cap);
+extern bool ft_codec_decompress(FtCodecId codec, const char *src, Size len,
+								char *dst, Size rawlen);
+extern void ft_compression_estimate(FtTree *tree, FtCodecId codec, int level,
+									FtCompressionEstimate *est);
 
 /* ft_verify.c */
 extern void ft_verify(FtTree *tree);

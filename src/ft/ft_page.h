@@ -84,7 +84,13 @@ typedef struct FtPageOpaqueData
  * format or dictionary this build does not know is refused, never
  * misread.
  */
-#define FT_CODEC_NONE		0
+typedef enum FtCodecId
+{
+	FT_CODEC_NONE = 0,
+	FT_CODEC_LZ4 = 1,			/* (ft_codec.c; no page uses them yet) */
+	FT_CODEC_ZSTD = 2
+} FtCodecId;
+
 #define FT_ITEM_FORMAT_MAX	0	/* the newest item format this build reads */
 
 

@@ -128,6 +128,11 @@ typedef struct FractamPruneTarget
 extern FullTransactionId fractam_prune_entries(void *arg, const char **items,
 											   const Size *lens, int n,
 											   bool *remove);
+/* index_prune.c */
+extern bool fractam_index_leaf_prune(FtTree *tree, char **items, Size *lens,
+									 int nitems, bool rightmost,
+									 FtLeafPrune *prune);
+
 extern bool fractam_insert(Relation index, Datum *values, bool *isnull,
 						   ItemPointer ht_ctid, Relation heapRel,
 						   IndexUniqueCheck checkUnique,

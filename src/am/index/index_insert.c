@@ -346,6 +346,7 @@ fractam_insert(Relation index, Datum *values, bool *isnull,
 	FtTree		tree;
 	IndexTuple	itup;
 	FractamIndexState *state;
+	FractamPruneTarget prune_target;
 	bool		result = true;
 	bool		anynull = false;
 	int			i;
@@ -354,6 +355,14 @@ fractam_insert(Relation index, Datum *values, bool *isnull,
 	itup->t_tid = *ht_ctid;
 	fractam_index_tree(index, &tree);
 	state = (FractamIndexState *) tree.cmp_arg;
+	prune_target.heap = heapRel;
+	prune_target.index = index;
+	if (indexUnchanged)
+	{
+		/* version churn: a full leaf first drops dead rows' entries */
+		tree.leaf_prune_hook = fractam_index_leaf_prune;
+		tree.prune_arg = &prune_target;
+	}
 	ft_check_item_size(&tree, IndexTupleSize(itup));
 
 	for (i = 0; i < state->nkeyatts; i++)
