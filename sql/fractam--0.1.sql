@@ -65,6 +65,8 @@ CREATE FUNCTION fractam_compression_estimate(rel regclass,
 RETURNS SETOF record
 AS 'MODULE_PATHNAME', 'fractam_compression_estimate'
 LANGUAGE C CALLED ON NULL INPUT PARALLEL RESTRICTED;
+-- it reads every page: what its sizes reveal is for those who may read them
+REVOKE ALL ON FUNCTION fractam_compression_estimate(regclass, text, int) FROM PUBLIC;
 COMMENT ON FUNCTION fractam_compression_estimate(regclass, text, int) IS
   'compresses every page of a fractam index or table in memory (lz4 or zstd, level NULL = the method''s default) and reports raw and compressed item bytes per page kind: what compressed pages would save';
 

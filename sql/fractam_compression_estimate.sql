@@ -4,7 +4,8 @@
 -- the function reports raw and compressed bytes per page kind.  Exact byte
 -- counts depend on the library version, so this checks their shape: all
 -- items counted, compressible data compressed, incompressible data not
--- inflated past the frame header, and clear errors for bad arguments.
+-- inflated past the frame header, and clear errors for bad arguments and
+-- for roles not granted EXECUTE.
 --
 \set ECHO none
 \i test/regress_helpers.sql
@@ -38,6 +39,11 @@ SELECT * FROM fractam_compression_estimate('ce_k', 'gzip');
 SELECT * FROM fractam_compression_estimate('ce_k', 'none');
 SELECT * FROM fractam_compression_estimate('ce_k', 'zstd', 0);
 SELECT * FROM fractam_compression_estimate('ce_k', 'lz4', 13);
+CREATE ROLE ce_user;
+SET ROLE ce_user;
+SELECT * FROM fractam_compression_estimate('ce_k');
+RESET ROLE;
+DROP ROLE ce_user;
 CREATE TABLE ce_heap (a int);
 SELECT * FROM fractam_compression_estimate('ce_heap', 'zstd');
 DROP TABLE ce_heap;

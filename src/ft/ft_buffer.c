@@ -46,9 +46,14 @@ ft_checkpage(Relation rel, Buffer buf)
 						ft_relkind_name(rel), RelationGetRelationName(rel), BufferGetBlockNumber(buf)),
 				 errdetail("Special space has size %u, expected %u.",
 						   (unsigned) PageGetSpecialSize(page),
-						   (unsigned) MAXALIGN(sizeof(FtPageOpaqueData)))));
+						   (unsigned) MAXALIGN(sizeof(FtPageOpaqueData))),
+		/* formats 1 and 2 had 32 bytes there */
+				 PageGetSpecialSize(page) == 32 ?
+				 errhint("It may have been written by a development build of fractam before on-disk format 3: %s",
+						 ft_relation_is_index(rel) ? "REINDEX it." :
+						 "move the table with pg_dump from that build.") : 0));
 	opaque = FtPageGetOpaque(page);
-	if (!ft_page_format_known(opaque))
+	if (opaque->ft_page_id == FT_PAGE_ID && !ft_page_format_known(opaque))
 		ereport(ERROR,
 				(errcode(ft_corrupted_errcode(rel)),
 				 errmsg("%s \"%s\" has a page in a format this build of fractam cannot read at block %u",

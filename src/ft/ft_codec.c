@@ -26,6 +26,7 @@
 
 #include "ft/ft_int.h"
 #include "miscadmin.h"
+#include "storage/bufmgr.h"
 
 /* the header a compressed frame will carry: codec, raw length, checksum */
 #define FT_CODEC_FRAME_HEADER	8
@@ -211,11 +212,14 @@ ft_compression_estimate(FtTree *tree, FtCodecId codec, int level,
 	Size		cap = ft_codec_bound(codec, BLCKSZ);
 	char	   *comp = palloc(cap);
 	char	   *check = palloc(BLCKSZ);
+	BufferAccessStrategy strategy = GetAccessStrategy(BAS_BULKREAD);
 
 	memset(est, 0, sizeof(FtCompressionEstimate));
 	for (BlockNumber blkno = 1; blkno < nblocks; blkno++)
 	{
-		Buffer		buf = ReadBuffer(tree->rel, blkno);
+		/* a ring of buffers, as a sequential scan: not a cache flush */
+		Buffer		buf = ReadBufferExtended(tree->rel, MAIN_FORKNUM, blkno,
+											 RBM_NORMAL, strategy);
 		Page		page = BufferGetPage(buf);
 		FtPageOpaque opaque;
 		int			kind;
@@ -251,6 +255,7 @@ ft_compression_estimate(FtTree *tree, FtCodecId codec, int level,
 		est->raw_bytes[kind] += rawlen;
 		est->compressed_bytes[kind] += complen + FT_CODEC_FRAME_HEADER;
 	}
+	FreeAccessStrategy(strategy);
 	pfree(raw);
 	pfree(comp);
 	pfree(check);

@@ -978,6 +978,7 @@ insert_item(FtTree *tree, const char *item, Size len, UniqueProbe *u)
 
 	if (try_fastpath(tree, item, len, u ? u->keycmp : NULL))
 		return FT_UNIQUE_INSERTED;
+	ft_prune_forget();
 
 	for (;;)
 	{

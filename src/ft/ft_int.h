@@ -252,6 +252,7 @@ extern void ft_delete_offsets(FtTree *tree, Buffer buf, OffsetNumber *dead,
 
 /* ft_prune.c */
 extern bool ft_prune_leaf(FtTree *tree, Buffer lbuf, Size need);
+extern void ft_prune_forget(void);
 
 /* ft_split.c */
 extern void ft_make_room(FtTree *tree, const char *key, Size len,

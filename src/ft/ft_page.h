@@ -101,7 +101,8 @@ static inline bool
 ft_page_format_known(FtPageOpaque opaque)
 {
 	return opaque->ft_codec == FT_CODEC_NONE &&
-		opaque->ft_item_format <= FT_ITEM_FORMAT_MAX && opaque->ft_dict == 0;
+		opaque->ft_item_format <= FT_ITEM_FORMAT_MAX && opaque->ft_dict == 0 &&
+		opaque->ft_reserved1 == 0 && opaque->ft_reserved2 == 0;
 }
 
 #define FtPageGetOpaque(page) ((FtPageOpaque) PageGetSpecialPointer(page))

@@ -32,7 +32,9 @@
 /*
  * The leaf whose last prune attempt failed, as it was then: an insert that
  * finds the leaf full retries with the parent locked exclusively and comes
- * back to the same unchanged leaf, which need not be read again.
+ * back to the same unchanged leaf, which need not be read again.  Valid
+ * for one insert only (ft_prune_forget), since a page of an unlogged
+ * relation can change without its LSN moving.
  */
 static struct
 {
@@ -41,7 +43,7 @@ static struct
 	XLogRecPtr	lsn;
 	LocationIndex lower;
 	LocationIndex upper;
-}			failed;
+}			failed = {{0, 0, 0}, InvalidBlockNumber, 0, 0, 0};
 
 static bool
 same_as_failed(Relation rel, Buffer lbuf, Page page)
@@ -51,6 +53,13 @@ same_as_failed(Relation rel, Buffer lbuf, Page page)
 		failed.lsn == PageGetLSN(page) &&
 		failed.lower == ((PageHeader) page)->pd_lower &&
 		failed.upper == ((PageHeader) page)->pd_upper;
+}
+
+/* a new insert: forget the last failed prune */
+void
+ft_prune_forget(void)
+{
+	failed.blkno = InvalidBlockNumber;
 }
 
 static void
@@ -108,6 +117,14 @@ ft_prune_leaf(FtTree *tree, Buffer lbuf, Size need)
 		pr.ndead == 0)
 	{
 		remember_failed(tree->rel, lbuf, page);
+		if (pr.dead)
+			pfree(pr.dead);
+		for (i = 0; i < pr.nnew; i++)
+			pfree(pr.newitems[i]);
+		if (pr.newitems)
+			pfree(pr.newitems);
+		if (pr.newlens)
+			pfree(pr.newlens);
 		pfree(old);
 		pfree(oldlens);
 		return false;

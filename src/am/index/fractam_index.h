@@ -123,6 +123,8 @@ typedef struct FractamPruneTarget
 {
 	Relation	heap;
 	Relation	index;
+	Size		freespace;		/* bytes worth freeing; 0: as much as the
+								 * table AM will check */
 } FractamPruneTarget;
 
 extern FullTransactionId fractam_prune_entries(void *arg, const char **items,

@@ -357,6 +357,8 @@ fractam_insert(Relation index, Datum *values, bool *isnull,
 	state = (FractamIndexState *) tree.cmp_arg;
 	prune_target.heap = heapRel;
 	prune_target.index = index;
+	/* room for the entry and a little more, as ft_prune_leaf asks */
+	prune_target.freespace = BLCKSZ / 16 + MAXALIGN(IndexTupleSize(itup));
 	if (indexUnchanged)
 	{
 		/* version churn: a full leaf first drops dead rows' entries */
@@ -385,6 +387,7 @@ fractam_insert(Relation index, Datum *values, bool *isnull,
 
 		uc.target.heap = heapRel;
 		uc.target.index = index;
+		uc.target.freespace = 0;
 		uc.itup = itup;
 		uc.checkUnique = checkUnique;
 		uc.result = UNIQUE_OK;

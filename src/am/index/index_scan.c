@@ -542,6 +542,7 @@ remove_killed(IndexScanDesc scan)
 			lens[i] = IndexTupleSize((IndexTuple) so->killed[i]);
 		target.heap = scan->heapRelation;
 		target.index = scan->indexRelation;
+		target.freespace = 0;
 		ft_prune_items(&so->tree, so->killed, lens, n, fractam_prune_entries,
 					   &target);
 	}

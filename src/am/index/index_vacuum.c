@@ -49,10 +49,21 @@ fractam_prune_entries(void *arg, const char **items, const Size *lens, int n,
 	TransactionId latest;
 	int			i;
 
+	Size		total = 0;
+
+	/*
+	 * Bottom-up mode: the table AM checks the most promising table blocks
+	 * first and stops once enough is freed (heap reads at most a few
+	 * blocks, under the index leaf's lock); simple mode would check every
+	 * entry and, for heap, expects some of them to be known dead already.
+	 */
+	for (i = 0; i < n; i++)
+		total += lens[i];
 	op.irel = target->index;
 	op.iblknum = InvalidBlockNumber;
-	op.bottomup = false;
-	op.bottomupfreespace = 0;
+	op.bottomup = true;
+	op.bottomupfreespace = (int) Min(target->freespace > 0 ?
+									 target->freespace : total, total);
 	op.ndeltids = n;
 	op.deltids = palloc(n * sizeof(TM_IndexDelete));
 	op.status = palloc(n * sizeof(TM_IndexStatus));
@@ -62,7 +73,7 @@ fractam_prune_entries(void *arg, const char **items, const Size *lens, int n,
 		op.deltids[i].id = i;
 		op.status[i].idxoffnum = InvalidOffsetNumber;
 		op.status[i].knowndeletable = false;
-		op.status[i].promising = false;
+		op.status[i].promising = true;
 		op.status[i].freespace = (int16) lens[i];
 	}
 	latest = table_index_delete_tuples(target->heap, &op);
