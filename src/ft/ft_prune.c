@@ -72,6 +72,20 @@ remember_failed(Relation rel, Buffer lbuf, Page page)
 	failed.upper = ((PageHeader) page)->pd_upper;
 }
 
+/* Free what the hook allocated */
+static void
+free_prune(FtLeafPrune *pr)
+{
+	for (int i = 0; i < pr->nnew; i++)
+		pfree(pr->newitems[i]);
+	if (pr->newitems)
+		pfree(pr->newitems);
+	if (pr->newlens)
+		pfree(pr->newlens);
+	if (pr->dead)
+		pfree(pr->dead);
+}
+
 /*
  * Let the owner of leaf lbuf (locked exclusively) drop items to make room
  * for need more bytes.  Returns true if the leaf changed and has the room.
@@ -117,14 +131,7 @@ ft_prune_leaf(FtTree *tree, Buffer lbuf, Size need)
 		pr.ndead == 0)
 	{
 		remember_failed(tree->rel, lbuf, page);
-		if (pr.dead)
-			pfree(pr.dead);
-		for (i = 0; i < pr.nnew; i++)
-			pfree(pr.newitems[i]);
-		if (pr.newitems)
-			pfree(pr.newitems);
-		if (pr.newlens)
-			pfree(pr.newlens);
+		free_prune(&pr);
 		pfree(old);
 		pfree(oldlens);
 		return false;
@@ -183,13 +190,7 @@ ft_prune_leaf(FtTree *tree, Buffer lbuf, Size need)
 	else
 		remember_failed(tree->rel, lbuf, page);
 
-	for (i = 0; i < pr.nnew; i++)
-		pfree(pr.newitems[i]);
-	if (pr.newitems)
-		pfree(pr.newitems);
-	if (pr.newlens)
-		pfree(pr.newlens);
-	pfree(pr.dead);
+	free_prune(&pr);
 	pfree(items);
 	pfree(lens);
 	pfree(old);
