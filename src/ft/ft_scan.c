@@ -31,6 +31,8 @@ typedef struct FtScanData
 	bool		positioned;
 	bool		eof;
 	bool		keep_pins;		/* hold pins while returning a leaf's items */
+	FtLeafCopiedFn leaf_copied; /* or NULL: see ft_scan_set_leaf_callback */
+	void	   *leaf_copied_arg;
 
 	/* copy of the upper (level-2) buffer node above it, if any */
 	PGAlignedBlock b2copy;
@@ -101,6 +103,38 @@ void
 ft_scan_set_keep_pins(FtScan scan, bool keep)
 {
 	scan->keep_pins = keep;
+}
+
+/* The first and last item of a leaf (its copy); NULLs if it has none */
+void
+ft_page_key_range(Page page, const char **first, Size *firstlen,
+				  const char **last, Size *lastlen)
+{
+	FtPageOpaque opaque = FtPageGetOpaque(page);
+	OffsetNumber lo = FtFirstDataOffset(opaque);
+	OffsetNumber hi = PageGetMaxOffsetNumber(page);
+
+	if (hi < lo)
+	{
+		*first = *last = NULL;
+		*firstlen = *lastlen = 0;
+		return;
+	}
+	*first = ft_page_item(page, lo, firstlen);
+	*last = ft_page_item(page, hi, lastlen);
+}
+
+/*
+ * Call fn(arg, copy) each time the scan has copied a leaf, while it still
+ * holds the leaf's share lock: what fn reads of other state that writers
+ * change only under the leaf's exclusive lock (a table's visibility-map
+ * bits) is then as current as the copy.
+ */
+void
+ft_scan_set_leaf_callback(FtScan scan, FtLeafCopiedFn fn, void *arg)
+{
+	scan->leaf_copied = fn;
+	scan->leaf_copied_arg = arg;
 }
 
 static void
@@ -191,6 +225,8 @@ load_leaf(FtScan scan, FtDescent *d)
 
 	/* copy the leaf and keep at most a pin */
 	ft_copy_page(scan->lcopy.data, BufferGetPage(d->buf));
+	if (scan->leaf_copied)
+		scan->leaf_copied(scan->leaf_copied_arg, scan->lcopy.data);
 	LockBuffer(d->buf, BUFFER_LOCK_UNLOCK);
 	if (BufferIsValid(scan->lpin))
 		ReleaseBuffer(scan->lpin);

@@ -17,6 +17,7 @@
 #include "access/heapam_xlog.h"
 #include "access/relscan.h"
 #include "access/tsmapi.h"
+#include "access/visibilitymap.h"
 #include "access/xact.h"
 #include "am/table/fractam_table.h"
 #include "executor/tuptable.h"
@@ -53,6 +54,19 @@ typedef struct FractamScanDescData
 	ParallelBlockTableScanWorkerData pwork;
 	HeapTupleData tuple;		/* the current row (in ftscan's memory) */
 
+	/*
+	 * MVCC scans: the visibility-map bits of the pseudo-blocks the current
+	 * leaf holds rows of (leaf_vm_bits), read under the leaf's share lock
+	 * as it was copied: a block marked all-visible then needs no
+	 * visibility check of its rows, as heap's page-at-a-time scans skip
+	 * the checks on all-visible pages.
+	 */
+	bool		vm_skip;		/* snapshot allows it */
+	Buffer		vmbuf;
+	BlockNumber vm_first;		/* first pseudo-block of the leaf's rows */
+	int			vm_nblocks;		/* how many of them vm_bits covers */
+	uint64		vm_bits;		/* bit i: vm_first + i is all-visible */
+
 	/* bitmap scans and ANALYZE: the versions of one range, copied */
 	MemoryContext rangecxt;
 	HeapTuple  *rangetups;
@@ -67,6 +81,8 @@ typedef struct FractamScanDescData
 } FractamScanDescData;
 
 typedef FractamScanDescData *FractamScanDesc;
+
+static FtScan begin_tree_scan(FractamScanDesc scan);
 
 const TupleTableSlotOps *
 fractam_slot_callbacks(Relation rel)
@@ -90,6 +106,7 @@ fractam_scan_begin(Relation rel, Snapshot snapshot, int nkeys,
 	scan->scancxt = CurrentMemoryContext;
 	scan->range_lo = 0;
 	scan->range_hi = PG_UINT64_MAX;
+	scan->vmbuf = InvalidBuffer;
 	scan->rangecxt = AllocSetContextCreate(CurrentMemoryContext,
 										   "fractam scan range",
 										   ALLOCSET_DEFAULT_SIZES);
@@ -111,6 +128,8 @@ fractam_scan_end(TableScanDesc sscan)
 
 	if (scan->ftscan)
 		ft_scan_end(scan->ftscan);
+	if (BufferIsValid(scan->vmbuf))
+		ReleaseBuffer(scan->vmbuf);
 	MemoryContextDelete(scan->rangecxt);
 	RelationDecrementReferenceCount(sscan->rs_rd);
 	if (sscan->rs_flags & SO_TEMP_SNAPSHOT)
@@ -149,7 +168,7 @@ next_parallel_range(FractamScanDesc scan)
 
 	if (scan->ftscan == NULL)
 	{
-		scan->ftscan = ft_scan_begin(&scan->tree);
+		scan->ftscan = begin_tree_scan(scan);
 		table_block_parallelscan_startblock_init(scan->rs_base.rs_rd,
 												 &scan->pwork, pbscan);
 	}
@@ -190,6 +209,72 @@ next_parallel_version(FractamScanDesc scan, Size *len)
 }
 
 /*
+ * FtLeafCopiedFn of MVCC scans: note which pseudo-blocks of the copied leaf
+ * are all-visible (see vm_bits).  Writers clear a block's bit under the
+ * exclusive lock of the leaf that holds the version they change or add,
+ * and VACUUM sets it only after checking every version of the block under
+ * the share locks of the leaves holding them (and after removing dead ones
+ * under an exclusive lock): with the leaf's share lock held, the bit read
+ * here and the copy agree.  Only the first 64 blocks of a leaf whose rows
+ * are spread wider are noted; the others are checked row by row.
+ */
+static void
+note_leaf_vm(void *arg, Page leafcopy)
+{
+	FractamScanDesc scan = (FractamScanDesc) arg;
+	Relation	rel = scan->rs_base.rs_rd;
+	const char *first;
+	const char *last;
+	Size		firstlen;
+	Size		lastlen;
+	BlockNumber lastblk;
+
+	scan->vm_nblocks = 0;
+	scan->vm_bits = 0;
+	ft_page_key_range(leafcopy, &first, &firstlen, &last, &lastlen);
+	if (first == NULL)
+		return;
+	scan->vm_first = (BlockNumber) (fractam_item_rowid(first) / FRACTAM_ROWS_PER_BLOCK);
+	lastblk = (BlockNumber) (fractam_item_rowid(last) / FRACTAM_ROWS_PER_BLOCK);
+	scan->vm_nblocks = (int) Min((uint64) lastblk - scan->vm_first + 1, 64);
+	for (int i = 0; i < scan->vm_nblocks; i++)
+		if (VM_ALL_VISIBLE(rel, scan->vm_first + i, &scan->vmbuf))
+			scan->vm_bits |= UINT64CONST(1) << i;
+}
+
+/* Is row id rowid of the current leaf in a block noted all-visible? */
+static inline bool
+noted_all_visible(FractamScanDesc scan, FtRowId rowid)
+{
+	uint64		i = rowid / FRACTAM_ROWS_PER_BLOCK - scan->vm_first;
+
+	return scan->vm_skip && i < (uint64) scan->vm_nblocks &&
+		(scan->vm_bits & (UINT64CONST(1) << i)) != 0;
+}
+
+/* Start a tree scan for the table scan (serial or parallel) */
+static FtScan
+begin_tree_scan(FractamScanDesc scan)
+{
+	Snapshot	snapshot = scan->rs_base.rs_snapshot;
+	FtScan		fts = ft_scan_begin(&scan->tree);
+
+	/*
+	 * Heap's rule (all-visible page, snapshot not taken in recovery), for
+	 * plain MVCC snapshots only: historic ones must reach
+	 * fractam_tuple_visible (which refuses them), and old_snapshot_threshold
+	 * lets VACUUM mark blocks whose rows an old snapshot does not see.
+	 */
+	scan->vm_skip = snapshot != NULL &&
+		snapshot->snapshot_type == SNAPSHOT_MVCC &&
+		!snapshot->takenDuringRecovery && !OldSnapshotThresholdActive();
+	scan->vm_nblocks = 0;
+	if (scan->vm_skip)
+		ft_scan_set_leaf_callback(fts, note_leaf_vm, scan);
+	return fts;
+}
+
+/*
  * Serial scans: the next row version in the given direction, or NULL.  A
  * change of direction starts a new tree scan next to the row last returned
  * (ft scans go one way), as heap rescans its current page.
@@ -208,7 +293,7 @@ next_serial_version(FractamScanDesc scan, bool backward, Size *len)
 			return NULL;
 		if (scan->ftscan)
 			ft_scan_end(scan->ftscan);
-		scan->ftscan = ft_scan_begin(&scan->tree);
+		scan->ftscan = begin_tree_scan(scan);
 		scan->backward = backward;
 		if (scan->pos == POS_AT)
 		{
@@ -267,7 +352,8 @@ fractam_scan_getnextslot(TableScanDesc sscan, ScanDirection direction,
 		hdr = fractam_item_tuple(item);
 
 		CHECK_FOR_INTERRUPTS();
-		visible = fractam_tuple_visible(hdr, sscan->rs_snapshot);
+		visible = noted_all_visible(scan, fractam_item_rowid(item)) ||
+			fractam_tuple_visible(hdr, sscan->rs_snapshot);
 		fractam_check_serializable_out(sscan->rs_rd, hdr, visible,
 									   sscan->rs_snapshot);
 		if (!visible)

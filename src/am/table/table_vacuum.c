@@ -51,7 +51,9 @@
 #include "storage/bufmgr.h"
 #include "storage/indexfsm.h"
 #include "storage/lmgr.h"
+#include "storage/procarray.h"
 #include "utils/memutils.h"
+#include "utils/snapmgr.h"
 
 typedef struct VacuumPassState
 {
@@ -332,6 +334,18 @@ fractam_relation_vacuum(Relation rel, struct VacuumParams *params,
 									   params->multixact_freeze_table_age,
 									   &oldest_xmin, &oldest_mxact,
 									   &freeze_limit, &multi_cutoff);
+	if (OldSnapshotThresholdActive())
+	{
+		/*
+		 * fractam tables do not take part in old_snapshot_threshold: its
+		 * horizon would remove versions old snapshots still see, and
+		 * fractam's readers do not raise "snapshot too old".  Keep what
+		 * every snapshot needs, as without the setting.
+		 */
+		oldest_xmin = GetOldestNonRemovableTransactionId(rel);
+		if (TransactionIdFollows(freeze_limit, oldest_xmin))
+			freeze_limit = oldest_xmin;
+	}
 
 	vac_open_indexes(rel, RowExclusiveLock, &nindexes, &indrels);
 	/* indexes are vacuumed one after the other (as heap's temp tables) */

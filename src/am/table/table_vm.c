@@ -37,7 +37,8 @@
  * VACUUM sets the first bit of a map that had no pages, it creates the page
  * and then waits for every transaction that may be writing to the table
  * (WaitForLockers, as CREATE INDEX CONCURRENTLY waits), so every writer
- * from then on has processed the invalidation.  Row lockers (RowShareLock:
+ * from then on has processed the invalidation (it waits whenever the map
+ * holds no bit yet, also when a cancelled VACUUM left pages behind).  Row lockers (RowShareLock:
  * SELECT ... FOR UPDATE/SHARE, foreign-key checks) are not waited for, as
  * heap's VACUUM does not wait for them; instead a row lock, which must
  * clear ALL_FROZEN, does not trust a cached "no map" and looks at the
@@ -282,6 +283,25 @@ try_set(VmSetState *st, BlockNumber blk, bool frozen_candidate)
 						set_all_visible, st);
 }
 
+/*
+ * Must the first bit this VACUUM sets wait for the table's writers (see the
+ * file header)?  Not only when the map has no pages: a VACUUM that created
+ * them may have been cancelled in its wait, leaving pages but no bit, and a
+ * writer that cached "no map" before is still running.  So whenever no bit
+ * is set at all.
+ */
+static bool
+map_has_no_bits(Relation rel)
+{
+	BlockNumber all_visible = 0;
+	BlockNumber all_frozen = 0;
+
+	if (map_pages(rel) == 0)
+		return true;
+	visibilitymap_count(rel, &all_visible, &all_frozen);
+	return all_visible == 0 && all_frozen == 0;
+}
+
 /* Has blk all of the bits flags (none: false)?  (Pins the map page.) */
 static bool
 block_marked(Relation rel, BlockNumber blk, uint8 flags, Buffer *vmbuf)
@@ -344,7 +364,7 @@ fractam_vm_vacuum(Relation rel, TransactionId oldest_xmin, uint8 skip)
 
 	memset(&st, 0, sizeof(st));
 	st.rel = rel;
-	st.map_was_empty = map_pages(rel) == 0;
+	st.map_was_empty = map_has_no_bits(rel);
 	st.oldest_xmin = oldest_xmin;
 	st.vmbuf = InvalidBuffer;
 
