@@ -304,11 +304,11 @@ extern FtUniqueResult ft_insert_unique(FtTree *tree, const char *item,
 typedef struct FtScanData *FtScan;
 extern FtScan ft_scan_begin(FtTree *tree);
 extern void ft_scan_set_keep_pins(FtScan scan, bool keep);
-typedef void (*FtLeafCopiedFn) (void *arg, Page leafcopy);
+/* a leaf was copied: its first and last item (both NULL if it has none) */
+typedef void (*FtLeafCopiedFn) (void *arg, const char *first, Size firstlen,
+								const char *last, Size lastlen);
 extern void ft_scan_set_leaf_callback(FtScan scan, FtLeafCopiedFn fn,
 									  void *arg);
-extern void ft_page_key_range(Page page, const char **first, Size *firstlen,
-							  const char **last, Size *lastlen);
 extern void ft_scan_seek(FtScan scan, const char *key, Size keylen, bool forward);
 extern bool ft_scan_next(FtScan scan, const char **item, Size *len);
 extern void ft_scan_release(FtScan scan);

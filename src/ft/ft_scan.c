@@ -105,27 +105,32 @@ ft_scan_set_keep_pins(FtScan scan, bool keep)
 	scan->keep_pins = keep;
 }
 
-/* The first and last item of a leaf (its copy); NULLs if it has none */
-void
-ft_page_key_range(Page page, const char **first, Size *firstlen,
-				  const char **last, Size *lastlen)
+/* Tell the leaf callback about the copy in scan->lcopy */
+static void
+report_leaf_copied(FtScan scan)
 {
+	Page		page = scan->lcopy.data;
 	FtPageOpaque opaque = FtPageGetOpaque(page);
 	OffsetNumber lo = FtFirstDataOffset(opaque);
 	OffsetNumber hi = PageGetMaxOffsetNumber(page);
+	Size		firstlen;
+	Size		lastlen;
+	char	   *first;
+	char	   *last;
 
 	if (hi < lo)
 	{
-		*first = *last = NULL;
-		*firstlen = *lastlen = 0;
+		scan->leaf_copied(scan->leaf_copied_arg, NULL, 0, NULL, 0);
 		return;
 	}
-	*first = ft_page_item(page, lo, firstlen);
-	*last = ft_page_item(page, hi, lastlen);
+	first = ft_page_item(page, lo, &firstlen);
+	last = ft_page_item(page, hi, &lastlen);
+	scan->leaf_copied(scan->leaf_copied_arg, first, firstlen, last, lastlen);
 }
 
 /*
- * Call fn(arg, copy) each time the scan has copied a leaf, while it still
+ * Call fn(arg, first, last) each time the scan has copied a leaf (its first
+ * and last item), while it still
  * holds the leaf's share lock: what fn reads of other state that writers
  * change only under the leaf's exclusive lock (a table's visibility-map
  * bits) is then as current as the copy.
@@ -226,7 +231,7 @@ load_leaf(FtScan scan, FtDescent *d)
 	/* copy the leaf and keep at most a pin */
 	ft_copy_page(scan->lcopy.data, BufferGetPage(d->buf));
 	if (scan->leaf_copied)
-		scan->leaf_copied(scan->leaf_copied_arg, scan->lcopy.data);
+		report_leaf_copied(scan);
 	LockBuffer(d->buf, BUFFER_LOCK_UNLOCK);
 	if (BufferIsValid(scan->lpin))
 		ReleaseBuffer(scan->lpin);

@@ -56,7 +56,7 @@ typedef struct FractamScanDescData
 
 	/*
 	 * MVCC scans: the visibility-map bits of the pseudo-blocks the current
-	 * leaf holds rows of (leaf_vm_bits), read under the leaf's share lock
+	 * leaf holds rows of (vm_bits), read under the leaf's share lock
 	 * as it was copied: a block marked all-visible then needs no
 	 * visibility check of its rows, as heap's page-at-a-time scans skip
 	 * the checks on all-visible pages.
@@ -219,19 +219,15 @@ next_parallel_version(FractamScanDesc scan, Size *len)
  * are spread wider are noted; the others are checked row by row.
  */
 static void
-note_leaf_vm(void *arg, Page leafcopy)
+note_leaf_vm(void *arg, const char *first, Size firstlen, const char *last,
+			 Size lastlen)
 {
 	FractamScanDesc scan = (FractamScanDesc) arg;
 	Relation	rel = scan->rs_base.rs_rd;
-	const char *first;
-	const char *last;
-	Size		firstlen;
-	Size		lastlen;
 	BlockNumber lastblk;
 
 	scan->vm_nblocks = 0;
 	scan->vm_bits = 0;
-	ft_page_key_range(leafcopy, &first, &firstlen, &last, &lastlen);
 	if (first == NULL)
 		return;
 	scan->vm_first = (BlockNumber) (fractam_item_rowid(first) / FRACTAM_ROWS_PER_BLOCK);
