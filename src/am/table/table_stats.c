@@ -49,9 +49,7 @@ fractam_table_counts(Relation rel, FractamTableCounts *counts)
 		if (fractam_item_is_deadset(len))
 		{
 			/* pruned versions, dead until VACUUM cleans their index entries */
-			for (int b = 0; b < FRACTAM_DEADSET_ROWS; b++)
-				if (fractam_deadset_has(item, b))
-					counts->dead++;
+			counts->dead += fractam_deadset_count(item);
 			continue;
 		}
 		switch (fractam_tuple_htsv(fractam_item_tuple(item), &dead_after))

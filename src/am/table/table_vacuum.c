@@ -106,11 +106,8 @@ static void
 collect_deadset(VacuumPassState *st, const char *item)
 {
 	FtRowId		base = fractam_item_rowid(item);
-	int			n = 0;
+	int			n = fractam_deadset_count(item);
 
-	for (int b = 0; b < FRACTAM_DEADSET_ROWS; b++)
-		if (fractam_deadset_has(item, b))
-			n++;
 	if (st->dead->num_items + n > st->dead->max_items)
 	{
 		st->overflowed = true;
@@ -223,9 +220,7 @@ remove_collected(const char *item, Size len, void *arg, FtVacuumPatch *patch)
 		}
 		if (!left)
 			return true;
-		for (int b = 0; b < FRACTAM_DEADSET_ROWS; b++)
-			if (bits[b / 8] & (1 << (b % 8)))
-				st->pruned_left += 1;
+		st->pruned_left += pg_popcount((const char *) bits, sizeof(bits));
 		if (cleared && patch)
 		{
 			StaticAssertStmt(sizeof(bits) <= FT_VACUUM_MAX_PATCH,
