@@ -12,6 +12,11 @@
  * move from the node to the leaf only after our copy, so it is found in
  * one place or the other (see README).
  *
+ * The merge is lazy: the scan keeps a cursor in the leaf copy and in each
+ * copied run of messages and produces one item at a time, starting at the
+ * sought key, so a point lookup merges the one or two items it returns,
+ * not the whole leaf.
+ *
  * The scan keeps its buffer node and its current leaf pinned while it
  * returns their contents, so VACUUM (which takes cleanup locks) cannot
  * remove entries under it and let their TIDs be recycled.
@@ -55,11 +60,18 @@ typedef struct FtScanData
 	char	   *llow;			/* palloc'd; NULL = -inf */
 	Size		llowlen;
 
-	/* merged items of the current leaf */
-	char	  **items;
-	Size	   *lens;
-	int			nitems;
-	int			pos;			/* next item to return */
+	/*
+	 * The merge cursor over the leaf copy and the copied messages in the
+	 * leaf's range (runs[0] the upper node's, the newer): the next position
+	 * in scan direction in each; see merge_next.
+	 */
+	int			lpos;
+	int			lfirst;			/* the leaf's first data offset */
+	int			lmax;			/* and its last */
+	uint64		applied;		/* the leaf's ft_msn */
+	FtMsgRun	runs[2];
+	int			rpos[2];
+	int			nruns;
 } FtScanData;
 
 FtScan
@@ -78,10 +90,10 @@ ft_scan_begin(FtTree *tree)
 	scan->lhighlen = 0;
 	scan->llow = NULL;
 	scan->llowlen = 0;
-	scan->items = NULL;
-	scan->lens = NULL;
-	scan->nitems = 0;
-	scan->pos = 0;
+	scan->nruns = 0;
+	scan->lpos = 0;
+	scan->lfirst = 1;
+	scan->lmax = 0;
 
 	scan->tree = tree;
 	scan->bpin = InvalidBuffer;
@@ -168,14 +180,9 @@ ft_scan_release(FtScan scan)
 	if (scan->llow)
 		pfree(scan->llow);
 	scan->llow = NULL;
-	if (scan->items)
-	{
-		pfree(scan->items);
-		pfree(scan->lens);
-	}
-	scan->items = NULL;
-	scan->lens = NULL;
-	scan->nitems = 0;
+	scan->nruns = 0;
+	scan->lfirst = 1;
+	scan->lmax = 0;
 }
 
 void
@@ -196,11 +203,7 @@ load_leaf(FtScan scan, FtDescent *d)
 	FtTree	   *tree = scan->tree;
 	Page		lpage;
 	FtPageOpaque lopaque;
-	FtMsgRun	runs[2];
-	int			nruns = 0;
-	int			maxitems;
 	int			r;
-	uint64		maxmsn;
 
 	if (BufferIsValid(d->parent2))
 	{
@@ -252,41 +255,188 @@ load_leaf(FtScan scan, FtDescent *d)
 	scan->llowlen = d->lowkeylen;
 	d->lowkey = NULL;
 
+	scan->lfirst = FtFirstDataOffset(lopaque);
+	scan->lmax = PageGetMaxOffsetNumber(lpage);
+	scan->applied = lopaque->ft_msn;
+
 	/*
 	 * The copied messages that fall into this leaf's range: the upper
 	 * node's (newer) first, then the lower node's.
 	 */
+	scan->nruns = 0;
 	if (scan->have_b2)
-		runs[nruns++].page = scan->b2copy.data;
+		scan->runs[scan->nruns++].page = scan->b2copy.data;
 	if (scan->have_b)
-		runs[nruns++].page = scan->bcopy.data;
-	maxitems = PageGetMaxOffsetNumber(lpage) + 1;
-	for (r = 0; r < nruns; r++)
+		scan->runs[scan->nruns++].page = scan->bcopy.data;
+	for (r = 0; r < scan->nruns; r++)
 	{
-		Page		bpage = runs[r].page;
+		FtMsgRun   *run = &scan->runs[r];
+		Page		bpage = run->page;
 
 		if (scan->llow)
-			runs[r].first = ft_msg_bound(tree, bpage, scan->llow, scan->llowlen, false);
+			run->first = ft_msg_bound(tree, bpage, scan->llow, scan->llowlen, false);
 		else
-			runs[r].first = FtFirstMsgOffset(FtPageGetOpaque(bpage));
+			run->first = FtFirstMsgOffset(FtPageGetOpaque(bpage));
 		if (scan->lhigh)
-			runs[r].end = ft_msg_bound(tree, bpage, scan->lhigh, scan->lhighlen, false);
+			run->end = ft_msg_bound(tree, bpage, scan->lhigh, scan->lhighlen, false);
 		else
-			runs[r].end = PageGetMaxOffsetNumber(bpage) + 1;
-		if (runs[r].end < runs[r].first)
-			runs[r].end = runs[r].first;
-		maxitems += runs[r].end - runs[r].first;
+			run->end = PageGetMaxOffsetNumber(bpage) + 1;
+		if (run->end < run->first)
+			run->end = run->first;
+	}
+}
+
+/*
+ * Put the merge cursor on the first item >= key (forward) or the last
+ * item < key (backward) of the current leaf; key NULL: on the leaf's first
+ * (forward) or last (backward) item.
+ */
+static void
+position_cursor(FtScan scan, const char *key, Size keylen)
+{
+	FtTree	   *tree = scan->tree;
+	bool		found;
+	int			lb;
+	int			r;
+
+	if (key == NULL)
+	{
+		scan->lpos = scan->forward ? scan->lfirst : scan->lmax;
+		for (r = 0; r < scan->nruns; r++)
+			scan->rpos[r] = scan->forward ? scan->runs[r].first :
+				scan->runs[r].end - 1;
+		return;
 	}
 
-	if (scan->items)
+	lb = ft_leaf_lower_bound(tree, scan->lcopy.data, key, keylen, &found);
+	scan->lpos = scan->forward ? lb : lb - 1;
+	for (r = 0; r < scan->nruns; r++)
 	{
-		pfree(scan->items);
-		pfree(scan->lens);
+		FtMsgRun   *run = &scan->runs[r];
+		int			mb = ft_msg_bound(tree, run->page, key, keylen, false);
+
+		mb = Max(mb, run->first);
+		mb = Min(mb, run->end);
+		scan->rpos[r] = scan->forward ? mb : mb - 1;
 	}
-	scan->items = palloc(sizeof(char *) * maxitems);
-	scan->lens = palloc(sizeof(Size) * maxitems);
-	scan->nitems = ft_merge_leaf(tree, lpage, runs, nruns, NULL, 0,
-								 scan->items, scan->lens, &maxmsn);
+}
+
+/* does run r have a message left in scan direction? */
+static inline bool
+run_has_more(FtScan scan, int r)
+{
+	return scan->rpos[r] >= scan->runs[r].first &&
+		scan->rpos[r] < scan->runs[r].end;
+}
+
+/*
+ * The next item of the merge in scan direction, false when the leaf's range
+ * is done.  Each key's newest message decides, if the leaf has not applied
+ * it yet (its MSN is above the leaf's ft_msn): INSERT returns the message's
+ * item, DELETE hides the key.  Otherwise the leaf's item, if any, stands.
+ * A message seen in both runs (it moved down between the two copies) keeps
+ * its MSN, so seeing it twice changes nothing.
+ */
+static bool
+merge_next(FtScan scan, const char **item, Size *len)
+{
+	FtTree	   *tree = scan->tree;
+	int			step = scan->forward ? 1 : -1;
+
+	for (;;)
+	{
+		bool		leaf_has = (scan->lpos >= scan->lfirst &&
+								scan->lpos <= scan->lmax);
+		char	   *litem = NULL;
+		Size		llen = 0;
+		char	   *key = NULL;
+		Size		keylen = 0;
+		char	   *newest = NULL;
+		Size		newestlen = 0;
+		uint64		newestmsn = scan->applied;
+		int			newesttype = 0;
+		bool		any_msgs = false;
+		bool		in_leaf;
+		int			r;
+
+		for (r = 0; r < scan->nruns; r++)
+			if (run_has_more(scan, r))
+				any_msgs = true;
+		if (leaf_has)
+			litem = ft_page_item(scan->lcopy.data, scan->lpos, &llen);
+		if (!any_msgs)
+		{
+			if (!leaf_has)
+				return false;
+			scan->lpos += step;
+			*item = litem;
+			*len = llen;
+			return true;
+		}
+
+		/* the next key in scan direction among the cursors */
+		if (leaf_has)
+		{
+			key = litem;
+			keylen = llen;
+		}
+		for (r = 0; r < scan->nruns; r++)
+		{
+			char	   *mkey;
+			Size		mlen;
+
+			if (!run_has_more(scan, r))
+				continue;
+			(void) ft_msg(scan->runs[r].page, scan->rpos[r], &mkey, &mlen);
+			if (key == NULL ||
+				step * ft_cmp(tree, mkey, mlen, key, keylen) < 0)
+			{
+				key = mkey;
+				keylen = mlen;
+			}
+		}
+
+		/* consume that key's messages, keeping the newest not applied */
+		for (r = 0; r < scan->nruns; r++)
+		{
+			while (run_has_more(scan, r))
+			{
+				char	   *mkey;
+				Size		mlen;
+				FtMsgHeader *hdr = ft_msg(scan->runs[r].page, scan->rpos[r],
+										  &mkey, &mlen);
+
+				if (mkey != key && ft_cmp(tree, mkey, mlen, key, keylen) != 0)
+					break;
+				if (FtMsgMsn(hdr) > newestmsn)
+				{
+					newestmsn = FtMsgMsn(hdr);
+					newesttype = FtMsgType(hdr);
+					newest = mkey;
+					newestlen = mlen;
+				}
+				scan->rpos[r] += step;
+			}
+		}
+		in_leaf = leaf_has &&
+			(litem == key || ft_cmp(tree, litem, llen, key, keylen) == 0);
+		if (in_leaf)
+			scan->lpos += step;
+
+		if (newesttype == FT_MSG_INSERT)
+		{
+			*item = newest;
+			*len = newestlen;
+			return true;
+		}
+		if (newesttype == 0 && in_leaf)
+		{
+			*item = litem;
+			*len = llen;
+			return true;
+		}
+		/* deleted, or only messages the leaf already holds and no item */
+	}
 }
 
 static void
@@ -308,26 +458,6 @@ descend_and_load(FtScan scan, const char *key, Size len, bool strict)
 	load_leaf(scan, &d);
 }
 
-/* the first merged item of the current leaf >= key (nitems if none) */
-static int
-merged_lower_bound(FtScan scan, const char *key, Size keylen)
-{
-	int			lo = 0;
-	int			hi = scan->nitems;
-
-	while (lo < hi)
-	{
-		int			mid = lo + (hi - lo) / 2;
-
-		if (ft_cmp(scan->tree, scan->items[mid], scan->lens[mid],
-				   key, keylen) < 0)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo;
-}
-
 /*
  * Position the scan.  forward: before the first item >= key; backward:
  * at the last item < key.  key NULL: the start (forward) or end (backward)
@@ -341,16 +471,10 @@ ft_scan_seek(FtScan scan, const char *key, Size keylen, bool forward)
 	scan->positioned = true;
 
 	if (forward)
-	{
 		descend_and_load(scan, key ? key : "", key ? keylen : 0, false);
-		scan->pos = key ? merged_lower_bound(scan, key, keylen) : 0;
-	}
 	else
-	{
 		descend_and_load(scan, key, keylen, true);
-		scan->pos = (key ? merged_lower_bound(scan, key, keylen) :
-					 scan->nitems) - 1;
-	}
+	position_cursor(scan, key, keylen);
 }
 
 /*
@@ -408,14 +532,13 @@ step_leaf(FtScan scan)
 			descend_and_load(scan, boundary, blen, false);
 			pfree(boundary);
 		}
-		scan->pos = 0;
+		position_cursor(scan, NULL, 0);
 		return true;
 	}
 	else
 	{
 		char	   *boundary;
 		Size		blen;
-		int			i;
 
 		if (scan->llow == NULL)
 			return false;
@@ -423,15 +546,8 @@ step_leaf(FtScan scan)
 		blen = scan->llowlen;
 		scan->llow = NULL;
 		descend_and_load(scan, boundary, blen, true);
-		/* keep only items below where we came from */
-		for (i = scan->nitems; i > 0; i--)
-		{
-			if (ft_cmp(tree, scan->items[i - 1], scan->lens[i - 1],
-					   boundary, blen) < 0)
-				break;
-		}
-		scan->nitems = i;
-		scan->pos = scan->nitems - 1;
+		/* only items below where we came from */
+		position_cursor(scan, boundary, blen);
 		pfree(boundary);
 		return true;
 	}
@@ -448,20 +564,8 @@ ft_scan_next(FtScan scan, const char **item, Size *len)
 		return false;
 	for (;;)
 	{
-		if (scan->forward && scan->pos < scan->nitems)
-		{
-			*item = scan->items[scan->pos];
-			*len = scan->lens[scan->pos];
-			scan->pos++;
+		if (merge_next(scan, item, len))
 			return true;
-		}
-		if (!scan->forward && scan->pos >= 0 && scan->nitems > 0)
-		{
-			*item = scan->items[scan->pos];
-			*len = scan->lens[scan->pos];
-			scan->pos--;
-			return true;
-		}
 		if (!step_leaf(scan))
 		{
 			scan->eof = true;
