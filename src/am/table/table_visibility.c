@@ -36,25 +36,34 @@
 /*
  * A backend-local cache of transactions known to have committed.  Without
  * hint bits every check of a version not yet settled asks the commit log
- * (a shared buffer lookup under an LWLock), and scans of recently changed
- * rows check the same few thousand xids again and again (a small table
- * updated over and over holds a version per update until VACUUM).  Commit
- * is final, so a cached commit stays true as long as its 32-bit xid names
- * the same transaction.  Only xids from base on are cached, and base is
- * checked as a full (epoch-qualified) xid whenever this backend's
- * RecentXmin moves: once RecentXmin is more than COMMITTED_CACHE_SPAN past
- * base, the cache starts again from it.  An xid could name another
- * transaction only 2^32 xids after base, and no xid that far on exists
- * while RecentXmin is within 2^31 - COMMITTED_CACHE_SPAN of base (xids
- * never get 2^31 ahead of the oldest running xmin).  Direct mapped: an xid
- * can only be in the slot of its low bits.
+ * (a shared buffer lookup under an LWLock that all backends share), and
+ * scans of recently changed rows check the same few thousand xids again
+ * and again (a small table updated over and over holds a version per
+ * update until VACUUM, and the versions it started with carry the xid of
+ * the load that wrote them).  Commit is final, so a cached commit stays
+ * true as long as its 32-bit xid names the same transaction.
+ *
+ * The cache has a base, a full (epoch-qualified) xid taken from RecentXmin
+ * and checked whenever this backend's RecentXmin moves: once RecentXmin is
+ * more than COMMITTED_CACHE_SPAN past base, the cache starts again from
+ * it.  Only xids from COMMITTED_CACHE_BEHIND before base up to 2^31 past
+ * it are cached.  An xid x in that window could name another transaction
+ * only once the next xid reaches x + 2^32, at least base + 2^32 -
+ * COMMITTED_CACHE_BEHIND; the next xid never gets 2^31 ahead of the oldest
+ * running xmin, so RecentXmin would be more than 2^31 -
+ * COMMITTED_CACHE_BEHIND (2^30) past base by then, far beyond
+ * COMMITTED_CACHE_SPAN: the cache has been reset long before.  Versions
+ * older than the window are older than any freeze age lets them live.
+ * Direct mapped: an xid can only be in the slot of its low bits.
  */
 #define COMMITTED_CACHE_SIZE 4096
 #define COMMITTED_CACHE_SPAN 100000000
+#define COMMITTED_CACHE_BEHIND ((TransactionId) 1 << 30)
 
 static TransactionId committed_cache[COMMITTED_CACHE_SIZE];
 static FullTransactionId committed_cache_base = {InvalidTransactionId};
 static TransactionId committed_cache_checked_xmin = InvalidTransactionId;
+static TransactionId committed_cache_low = InvalidTransactionId;
 
 static void
 committed_cache_check_base(void)
@@ -68,6 +77,11 @@ committed_cache_check_base(void)
 	{
 		memset(committed_cache, 0, sizeof(committed_cache));
 		committed_cache_base = xmin;
+		committed_cache_low = XidFromFullTransactionId(xmin) -
+			COMMITTED_CACHE_BEHIND;
+		/* the xids of the window never wrap onto the special ones */
+		if (!TransactionIdIsNormal(committed_cache_low))
+			committed_cache_low = FirstNormalTransactionId;
 	}
 	committed_cache_checked_xmin = RecentXmin;
 }
@@ -81,8 +95,7 @@ xid_did_commit(TransactionId xid)
 		return TransactionIdDidCommit(xid);
 	if (RecentXmin != committed_cache_checked_xmin)
 		committed_cache_check_base();
-	if (TransactionIdPrecedes(xid,
-							  XidFromFullTransactionId(committed_cache_base)))
+	if (TransactionIdPrecedes(xid, committed_cache_low))
 		return TransactionIdDidCommit(xid);
 	slot = &committed_cache[xid % COMMITTED_CACHE_SIZE];
 	if (*slot == xid)
