@@ -127,6 +127,8 @@ typedef struct FtTree
 									Size *lens, int nitems, bool rightmost,
 									FtLeafPrune *prune);
 	void	   *prune_arg;		/* the owner's, for leaf_prune_hook */
+	void	   *owner;			/* the owner's state of the tree, opaque
+								 * here (a table's FractamTableCache) */
 } FtTree;
 
 /* Largest item a tree accepts (also bounds pivots and messages) */

@@ -174,6 +174,8 @@ typedef struct FractamTableCache
 	FtRootCache rootcache;
 	FtRowId		next_rowid;		/* this backend's range of row ids */
 	FtRowId		end_rowid;
+	BlockNumber *leafhints;		/* or NULL: see leaf_hint_slot */
+	uint32		nleafhints;		/* a power of 2 */
 } FractamTableCache;
 
 /* table_options.c */

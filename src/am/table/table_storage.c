@@ -56,6 +56,16 @@ typedef struct TableCacheEntry
 static HTAB *table_caches = NULL;
 static int	table_caches_invalidated = 0;
 
+/* empty a cache for the relation file node (its hints are freed) */
+static void
+reset_cache(FractamTableCache *cache, RelFileNode node)
+{
+	if (cache->leafhints)
+		pfree(cache->leafhints);
+	memset(cache, 0, sizeof(FractamTableCache));
+	cache->node = node;
+}
+
 static void
 mark_invalidated(TableCacheEntry *entry)
 {
@@ -113,7 +123,11 @@ table_cache_xact_end(XactEvent event, void *arg)
 	hash_seq_init(&status, table_caches);
 	while ((entry = hash_seq_search(&status)) != NULL)
 		if (entry->invalidated)
+		{
+			if (entry->cache.leafhints)
+				pfree(entry->cache.leafhints);
 			hash_search(table_caches, &entry->relid, HASH_REMOVE, NULL);
+		}
 	table_caches_invalidated = 0;
 }
 
@@ -142,11 +156,10 @@ table_cache(Relation rel)
 								   HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
 	}
 	entry = hash_search(table_caches, &relid, HASH_ENTER, &found);
+	if (!found)
+		entry->cache.leafhints = NULL;
 	if (!found || !RelFileNodeEquals(entry->cache.node, rel->rd_node))
-	{
-		memset(&entry->cache, 0, sizeof(FractamTableCache));
-		entry->cache.node = rel->rd_node;
-	}
+		reset_cache(&entry->cache, rel->rd_node);
 	if (!found)
 		entry->invalidated = false;
 	else if (entry->invalidated)
@@ -171,8 +184,7 @@ fractam_forget_cache(Relation rel)
 {
 	FractamTableCache *cache = table_cache(rel);
 
-	memset(cache, 0, sizeof(FractamTableCache));
-	cache->node = rel->rd_node;
+	reset_cache(cache, rel->rd_node);
 	ft_routecache_invalidate(RelationGetRelid(rel));
 	ft_oscache_invalidate(RelationGetRelid(rel));
 }
@@ -205,6 +217,42 @@ fractam_table_tree(Relation rel, FtTree *tree)
 	tree->leaf_insert_hook = fractam_vm_leaf_insert_hook;
 	/* a full leaf drops versions dead to everyone before it splits */
 	tree->leaf_prune_hook = fractam_leaf_prune;
+	tree->owner = cache;
+}
+
+/*
+ * Leaf hints: the leaf where this backend last found a row id of each run
+ * of 2^LEAF_HINT_SHIFT row ids, tried before a descent (ft_item_find_near
+ * checks that the page is still a leaf whose range holds the row id, so a
+ * stale hint only costs a look at one page).  An index scan in random
+ * order then reads one page of the table per row, as heap does, instead
+ * of a root-to-leaf descent.  Direct mapped and sized to the row ids seen,
+ * up to LEAF_HINT_MAX entries per table; the table's file never shrinks
+ * (a new file resets the cache), so a hint never points past its end.
+ */
+#define LEAF_HINT_SHIFT 5
+#define LEAF_HINT_MAX	65536
+
+static BlockNumber *
+leaf_hint_slot(FractamTableCache *cache, FtRowId rowid)
+{
+	uint64		run = rowid >> LEAF_HINT_SHIFT;
+
+	if (run >= cache->nleafhints && cache->nleafhints < LEAF_HINT_MAX)
+	{
+		uint32		n = Max(cache->nleafhints, 64);
+
+		while (n <= run && n < LEAF_HINT_MAX)
+			n *= 2;
+		if (cache->leafhints)
+			pfree(cache->leafhints);
+		/* all bits set: InvalidBlockNumber */
+		cache->leafhints = MemoryContextAlloc(TopMemoryContext,
+											  n * sizeof(BlockNumber));
+		memset(cache->leafhints, 0xFF, n * sizeof(BlockNumber));
+		cache->nleafhints = n;
+	}
+	return &cache->leafhints[run & (cache->nleafhints - 1)];
 }
 
 /*
@@ -370,15 +418,23 @@ fractam_item_copy(Relation rel, const char *item, Size len)
 /*
  * Find the version with row id rowid and lock its leaf (access): false if
  * there is none (never written, removed by VACUUM, or only a dead set
- * remembers it, see table_prune.c).
+ * remembers it, see table_prune.c).  The leaf hint of its run is tried
+ * first.
  */
 bool
 fractam_find_version(FtTree *tree, FtRowId rowid, int access, FtItemRef *ref)
 {
 	char		key[FRACTAM_ROWID_SIZE];
+	FractamTableCache *cache = (FractamTableCache *) tree->owner;
+	BlockNumber hint = cache ? *leaf_hint_slot(cache, rowid) :
+		InvalidBlockNumber;
+	bool		found;
 
 	fractam_rowid_key(rowid, key);
-	if (!ft_item_find(tree, key, sizeof(key), access, ref))
+	found = ft_item_find_near(tree, key, sizeof(key), access, ref, &hint);
+	if (cache)
+		*leaf_hint_slot(cache, rowid) = hint;
+	if (!found)
 		return false;
 	if (fractam_item_is_deadset(ref->len))
 	{
@@ -423,11 +479,21 @@ fractam_fetch_version_near(Relation rel, FtRowId rowid, BlockNumber *hint)
 	FtItemRef	ref;
 	char		key[FRACTAM_ROWID_SIZE];
 	HeapTuple	tup;
+	FractamTableCache *cache;
+	BlockNumber slothint;
+	bool		found;
 
 	fractam_table_tree(rel, &tree);
+	cache = (FractamTableCache *) tree.owner;
 	fractam_rowid_key(rowid, key);
-	if (!ft_item_find_near(&tree, key, sizeof(key), BUFFER_LOCK_SHARE, &ref,
-						   hint))
+	/* the run's hint first; the caller's (the last leaf) if it has none */
+	slothint = *leaf_hint_slot(cache, rowid);
+	if (slothint != InvalidBlockNumber)
+		*hint = slothint;
+	found = ft_item_find_near(&tree, key, sizeof(key), BUFFER_LOCK_SHARE,
+							  &ref, hint);
+	*leaf_hint_slot(cache, rowid) = *hint;
+	if (!found)
 		return NULL;
 	if (fractam_item_is_deadset(ref.len))
 	{

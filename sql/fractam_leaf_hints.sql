@@ -1,0 +1,59 @@
+--
+-- fractam_leaf_hints: a backend remembers, per run of row ids, the leaf it
+-- last found one in, and tries it before a descent.  Hints go stale when
+-- leaves split, empty, are freed by VACUUM and reused for other row ids;
+-- every fetch must still find exactly the right version.  Everything runs
+-- in one session, so the hints of each step meet the changes of the next.
+-- A heap twin fed the same statements gives the expected answers.
+--
+CREATE TABLE lh (id int, grp int, v text) USING fractam WITH (fanout = 4);
+CREATE TABLE lh_heap (id int, grp int, v text) USING heap;
+CREATE INDEX lh_id ON lh (id);
+CREATE INDEX lh_heap_id ON lh_heap (id);
+INSERT INTO lh SELECT g, g % 7, repeat('x', 20 + g % 50) FROM generate_series(1, 20000) g;
+INSERT INTO lh_heap SELECT * FROM lh;
+VACUUM ANALYZE lh, lh_heap;
+
+-- fetch through the index in random order: every run gets a hint
+SET enable_seqscan = off;
+SET enable_bitmapscan = off;
+CREATE FUNCTION lh_probe(tab regclass) RETURNS TABLE (n bigint, s bigint, l bigint)
+LANGUAGE plpgsql AS $$
+BEGIN
+	RETURN QUERY EXECUTE format(
+		'SELECT count(*), sum(id), sum(length(v)) FROM %s
+		 WHERE id = ANY (SELECT (g * 7919) %% 25000 FROM generate_series(1, 25000) g)', tab);
+END $$;
+EXPLAIN (COSTS OFF) SELECT sum(length(v)) FROM lh WHERE id = ANY ('{1,2}');
+SELECT (SELECT lh_probe('lh')) = (SELECT lh_probe('lh_heap')) AS same;
+
+-- updates find their versions through the hints, and move them to the end
+UPDATE lh SET v = v || 'u' WHERE id % 3 = 0;
+UPDATE lh_heap SET v = v || 'u' WHERE id % 3 = 0;
+SELECT (SELECT lh_probe('lh')) = (SELECT lh_probe('lh_heap')) AS same;
+
+-- empty most leaves, let VACUUM free them, and fill the freed pages with
+-- versions of other row ids
+DELETE FROM lh WHERE id > 2000 AND id % 50 <> 0;
+DELETE FROM lh_heap WHERE id > 2000 AND id % 50 <> 0;
+VACUUM lh, lh_heap;
+INSERT INTO lh SELECT g, g % 7, repeat('y', 10 + g % 40) FROM generate_series(20001, 30000) g;
+INSERT INTO lh_heap SELECT g, g % 7, repeat('y', 10 + g % 40) FROM generate_series(20001, 30000) g;
+SELECT (SELECT lh_probe('lh')) = (SELECT lh_probe('lh_heap')) AS same;
+UPDATE lh SET grp = grp + 1 WHERE id % 50 = 0;
+UPDATE lh_heap SET grp = grp + 1 WHERE id % 50 = 0;
+DELETE FROM lh WHERE id % 11 = 0;
+DELETE FROM lh_heap WHERE id % 11 = 0;
+SELECT (SELECT lh_probe('lh')) = (SELECT lh_probe('lh_heap')) AS same;
+SELECT count(*), sum(grp) FROM lh WHERE id BETWEEN 1 AND 30000;
+SELECT count(*), sum(grp) FROM lh_heap WHERE id BETWEEN 1 AND 30000;
+
+-- a new file (TRUNCATE) starts without hints
+TRUNCATE lh;
+INSERT INTO lh SELECT g, 0, 'z' FROM generate_series(1, 3000) g;
+SELECT count(*), sum(id) FROM lh WHERE id = ANY (SELECT (g * 7919) % 3500 FROM generate_series(1, 3500) g);
+SELECT fractam_verify('lh');
+RESET enable_seqscan;
+RESET enable_bitmapscan;
+DROP TABLE lh, lh_heap;
+DROP FUNCTION lh_probe(regclass);
