@@ -56,12 +56,26 @@ typedef struct TableCacheEntry
 static HTAB *table_caches = NULL;
 static int	table_caches_invalidated = 0;
 
+/* bytes of leaf hints this backend holds, over all tables */
+static Size leafhint_bytes = 0;
+
+static void
+free_leaf_hints(FractamTableCache *cache)
+{
+	if (cache->leafhints)
+	{
+		pfree(cache->leafhints);
+		leafhint_bytes -= cache->nleafhints * sizeof(BlockNumber);
+	}
+	cache->leafhints = NULL;
+	cache->nleafhints = 0;
+}
+
 /* empty a cache for the relation file node (its hints are freed) */
 static void
 reset_cache(FractamTableCache *cache, RelFileNode node)
 {
-	if (cache->leafhints)
-		pfree(cache->leafhints);
+	free_leaf_hints(cache);
 	memset(cache, 0, sizeof(FractamTableCache));
 	cache->node = node;
 }
@@ -124,8 +138,7 @@ table_cache_xact_end(XactEvent event, void *arg)
 	while ((entry = hash_seq_search(&status)) != NULL)
 		if (entry->invalidated)
 		{
-			if (entry->cache.leafhints)
-				pfree(entry->cache.leafhints);
+			free_leaf_hints(&entry->cache);
 			hash_search(table_caches, &entry->relid, HASH_REMOVE, NULL);
 		}
 	table_caches_invalidated = 0;
@@ -226,12 +239,16 @@ fractam_table_tree(Relation rel, FtTree *tree)
  * checks that the page is still a leaf whose range holds the row id, so a
  * stale hint only costs a look at one page).  An index scan in random
  * order then reads one page of the table per row, as heap does, instead
- * of a root-to-leaf descent.  Direct mapped and sized to the row ids seen,
- * up to LEAF_HINT_MAX entries per table; the table's file never shrinks
- * (a new file resets the cache), so a hint never points past its end.
+ * of a root-to-leaf descent.  Direct mapped and sized to the row ids
+ * seen, up to LEAF_HINT_MAX entries (256 kB) per table and
+ * LEAF_HINT_BUDGET bytes per backend (a session touching many large
+ * partitions stops growing hints); the table's file never shrinks (a new
+ * file resets the cache), so a hint never points past its end.  NULL: no
+ * hint.
  */
 #define LEAF_HINT_SHIFT 5
 #define LEAF_HINT_MAX	65536
+#define LEAF_HINT_BUDGET (16 * 1024 * 1024)
 
 static BlockNumber *
 leaf_hint_slot(FractamTableCache *cache, FtRowId rowid)
@@ -241,17 +258,27 @@ leaf_hint_slot(FractamTableCache *cache, FtRowId rowid)
 	if (run >= cache->nleafhints && cache->nleafhints < LEAF_HINT_MAX)
 	{
 		uint32		n = Max(cache->nleafhints, 64);
+		Size		grow;
+		BlockNumber *hints;
 
 		while (n <= run && n < LEAF_HINT_MAX)
 			n *= 2;
-		if (cache->leafhints)
-			pfree(cache->leafhints);
-		/* all bits set: InvalidBlockNumber */
-		cache->leafhints = MemoryContextAlloc(TopMemoryContext,
-											  n * sizeof(BlockNumber));
-		memset(cache->leafhints, 0xFF, n * sizeof(BlockNumber));
-		cache->nleafhints = n;
+		grow = (n - cache->nleafhints) * sizeof(BlockNumber);
+		if (leafhint_bytes + grow <= LEAF_HINT_BUDGET)
+		{
+			/* allocate first: an error here leaves the old hints intact */
+			hints = MemoryContextAlloc(TopMemoryContext,
+									   n * sizeof(BlockNumber));
+			/* all bits set: InvalidBlockNumber */
+			memset(hints, 0xFF, n * sizeof(BlockNumber));
+			free_leaf_hints(cache);
+			cache->leafhints = hints;
+			cache->nleafhints = n;
+			leafhint_bytes += n * sizeof(BlockNumber);
+		}
 	}
+	if (cache->leafhints == NULL)
+		return NULL;
 	return &cache->leafhints[run & (cache->nleafhints - 1)];
 }
 
@@ -426,14 +453,15 @@ fractam_find_version(FtTree *tree, FtRowId rowid, int access, FtItemRef *ref)
 {
 	char		key[FRACTAM_ROWID_SIZE];
 	FractamTableCache *cache = (FractamTableCache *) tree->owner;
-	BlockNumber hint = cache ? *leaf_hint_slot(cache, rowid) :
-		InvalidBlockNumber;
+	BlockNumber *slot = cache ? leaf_hint_slot(cache, rowid) : NULL;
+	BlockNumber hint = slot ? *slot : InvalidBlockNumber;
 	bool		found;
 
 	fractam_rowid_key(rowid, key);
 	found = ft_item_find_near(tree, key, sizeof(key), access, ref, &hint);
-	if (cache)
-		*leaf_hint_slot(cache, rowid) = hint;
+	/* again: nothing in between frees hints, but stay safe if it did */
+	if (cache && (slot = leaf_hint_slot(cache, rowid)) != NULL)
+		*slot = hint;
 	if (!found)
 		return false;
 	if (fractam_item_is_deadset(ref->len))
@@ -480,19 +508,20 @@ fractam_fetch_version_near(Relation rel, FtRowId rowid, BlockNumber *hint)
 	char		key[FRACTAM_ROWID_SIZE];
 	HeapTuple	tup;
 	FractamTableCache *cache;
-	BlockNumber slothint;
+	BlockNumber *slot;
 	bool		found;
 
 	fractam_table_tree(rel, &tree);
 	cache = (FractamTableCache *) tree.owner;
 	fractam_rowid_key(rowid, key);
 	/* the run's hint first; the caller's (the last leaf) if it has none */
-	slothint = *leaf_hint_slot(cache, rowid);
-	if (slothint != InvalidBlockNumber)
-		*hint = slothint;
+	slot = leaf_hint_slot(cache, rowid);
+	if (slot && *slot != InvalidBlockNumber)
+		*hint = *slot;
 	found = ft_item_find_near(&tree, key, sizeof(key), BUFFER_LOCK_SHARE,
 							  &ref, hint);
-	*leaf_hint_slot(cache, rowid) = *hint;
+	if ((slot = leaf_hint_slot(cache, rowid)) != NULL)
+		*slot = *hint;
 	if (!found)
 		return NULL;
 	if (fractam_item_is_deadset(ref.len))
