@@ -72,6 +72,10 @@ typedef struct FtScanData
 	FtMsgRun	runs[2];
 	int			rpos[2];
 	int			nruns;
+	/* the first message in scan direction among the runs' next ones */
+	int			mrun;			/* its run, or -1: no message left */
+	char	   *mkey;
+	Size		mlen;
 } FtScanData;
 
 FtScan
@@ -91,6 +95,7 @@ ft_scan_begin(FtTree *tree)
 	scan->llow = NULL;
 	scan->llowlen = 0;
 	scan->nruns = 0;
+	scan->mrun = -1;
 	scan->lpos = 0;
 	scan->lfirst = 1;
 	scan->lmax = 0;
@@ -181,6 +186,7 @@ ft_scan_release(FtScan scan)
 		pfree(scan->llow);
 	scan->llow = NULL;
 	scan->nruns = 0;
+	scan->mrun = -1;
 	scan->lfirst = 1;
 	scan->lmax = 0;
 }
@@ -286,6 +292,45 @@ load_leaf(FtScan scan, FtDescent *d)
 	}
 }
 
+/* does run r have a message left in scan direction? */
+static inline bool
+run_has_more(FtScan scan, int r)
+{
+	return scan->rpos[r] >= scan->runs[r].first &&
+		scan->rpos[r] < scan->runs[r].end;
+}
+
+/*
+ * Find the first message in scan direction among the runs' next ones
+ * (scan->mrun, mkey, mlen): one comparison when both runs have one.  Done
+ * whenever a run moves, so that each leaf item costs one comparison, with
+ * that message.
+ */
+static void
+pick_message(FtScan scan)
+{
+	int			r;
+
+	scan->mrun = -1;
+	for (r = 0; r < scan->nruns; r++)
+	{
+		char	   *key;
+		Size		len;
+
+		if (!run_has_more(scan, r))
+			continue;
+		(void) ft_msg(scan->runs[r].page, scan->rpos[r], &key, &len);
+		if (scan->mrun < 0 ||
+			(scan->forward ? 1 : -1) *
+			ft_cmp(scan->tree, key, len, scan->mkey, scan->mlen) < 0)
+		{
+			scan->mrun = r;
+			scan->mkey = key;
+			scan->mlen = len;
+		}
+	}
+}
+
 /*
  * Put the merge cursor on the first item >= key (forward) or the last
  * item < key (backward) of the current leaf; key NULL: on the leaf's first
@@ -305,6 +350,7 @@ position_cursor(FtScan scan, const char *key, Size keylen)
 		for (r = 0; r < scan->nruns; r++)
 			scan->rpos[r] = scan->forward ? scan->runs[r].first :
 				scan->runs[r].end - 1;
+		pick_message(scan);
 		return;
 	}
 
@@ -319,14 +365,7 @@ position_cursor(FtScan scan, const char *key, Size keylen)
 		mb = Min(mb, run->end);
 		scan->rpos[r] = scan->forward ? mb : mb - 1;
 	}
-}
-
-/* does run r have a message left in scan direction? */
-static inline bool
-run_has_more(FtScan scan, int r)
-{
-	return scan->rpos[r] >= scan->runs[r].first &&
-		scan->rpos[r] < scan->runs[r].end;
+	pick_message(scan);
 }
 
 /*
@@ -349,23 +388,20 @@ merge_next(FtScan scan, const char **item, Size *len)
 								scan->lpos <= scan->lmax);
 		char	   *litem = NULL;
 		Size		llen = 0;
-		char	   *key = NULL;
-		Size		keylen = 0;
+		char	   *key;
+		Size		keylen;
 		char	   *newest = NULL;
 		Size		newestlen = 0;
 		uint64		newestmsn = scan->applied;
 		int			newesttype = 0;
-		bool		any_msgs = false;
-		bool		in_leaf;
+		int			c;
 		int			r;
 
-		for (r = 0; r < scan->nruns; r++)
-			if (run_has_more(scan, r))
-				any_msgs = true;
 		if (leaf_has)
 			litem = ft_page_item(scan->lcopy.data, scan->lpos, &llen);
-		if (!any_msgs)
+		if (scan->mrun < 0)
 		{
+			/* no message left: the leaf's items as they are */
 			if (!leaf_has)
 				return false;
 			scan->lpos += step;
@@ -373,30 +409,19 @@ merge_next(FtScan scan, const char **item, Size *len)
 			*len = llen;
 			return true;
 		}
-
-		/* the next key in scan direction among the cursors */
-		if (leaf_has)
+		c = leaf_has ? step * ft_cmp(tree, litem, llen,
+									 scan->mkey, scan->mlen) : 1;
+		if (c < 0)
 		{
-			key = litem;
-			keylen = llen;
-		}
-		for (r = 0; r < scan->nruns; r++)
-		{
-			char	   *mkey;
-			Size		mlen;
-
-			if (!run_has_more(scan, r))
-				continue;
-			(void) ft_msg(scan->runs[r].page, scan->rpos[r], &mkey, &mlen);
-			if (key == NULL ||
-				step * ft_cmp(tree, mkey, mlen, key, keylen) < 0)
-			{
-				key = mkey;
-				keylen = mlen;
-			}
+			scan->lpos += step;
+			*item = litem;
+			*len = llen;
+			return true;
 		}
 
-		/* consume that key's messages, keeping the newest not applied */
+		/* consume the messages of that key, keeping the newest not applied */
+		key = scan->mkey;
+		keylen = scan->mlen;
 		for (r = 0; r < scan->nruns; r++)
 		{
 			while (run_has_more(scan, r))
@@ -418,10 +443,9 @@ merge_next(FtScan scan, const char **item, Size *len)
 				scan->rpos[r] += step;
 			}
 		}
-		in_leaf = leaf_has &&
-			(litem == key || ft_cmp(tree, litem, llen, key, keylen) == 0);
-		if (in_leaf)
-			scan->lpos += step;
+		pick_message(scan);
+		if (c == 0)
+			scan->lpos += step; /* the message replaces or hides it */
 
 		if (newesttype == FT_MSG_INSERT)
 		{
@@ -429,7 +453,7 @@ merge_next(FtScan scan, const char **item, Size *len)
 			*len = newestlen;
 			return true;
 		}
-		if (newesttype == 0 && in_leaf)
+		if (newesttype == 0 && c == 0)
 		{
 			*item = litem;
 			*len = llen;
