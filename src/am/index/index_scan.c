@@ -56,7 +56,10 @@ typedef struct FractamScanOpaqueData
 	bool		started;
 	bool		forward;
 	bool		eof;
-	IndexTuple	last;			/* copy of the last entry returned */
+	IndexTuple	last;			/* copy of the last entry returned (in
+								 * lastbuf), or NULL */
+	char	   *lastbuf;		/* BLCKSZ bytes in cxt, or NULL: reused for
+								 * every entry, not palloc'd per entry */
 	MemoryContext cxt;
 
 	/* entries the executor found dead (kill_prior_tuple), to be removed */
@@ -315,6 +318,7 @@ fractam_rescan(IndexScanDesc scan, ScanKey keys, int nkeys,
 	so->qual_ok = true;
 	MemoryContextReset(so->cxt);
 	so->last = NULL;
+	so->lastbuf = NULL;
 
 	/* leading columns constrained by equality */
 	for (neq = 0; neq < so->state->nkeyatts; neq++)
@@ -484,12 +488,13 @@ next_match(IndexScanDesc scan, ScanDirection dir)
 		{
 			case KEYS_MATCH:
 				{
-					MemoryContext old = MemoryContextSwitchTo(so->cxt);
+					Size		size = IndexTupleSize(itup);
 
-					if (so->last)
-						pfree(so->last);
-					so->last = CopyIndexTuple(itup);
-					MemoryContextSwitchTo(old);
+					Assert(size <= BLCKSZ);
+					if (so->lastbuf == NULL)
+						so->lastbuf = MemoryContextAlloc(so->cxt, BLCKSZ);
+					memcpy(so->lastbuf, itup, size);
+					so->last = (IndexTuple) so->lastbuf;
 					return itup;
 				}
 			case KEYS_SKIP:
