@@ -446,22 +446,25 @@ fractam_item_copy(Relation rel, const char *item, Size len)
  * Find the version with row id rowid and lock its leaf (access): false if
  * there is none (never written, removed by VACUUM, or only a dead set
  * remembers it, see table_prune.c).  The leaf hint of its run is tried
- * first.
+ * first, then *hint (the leaf the caller's previous lookup ended in, or
+ * InvalidBlockNumber), which is set to the leaf this one ended in.
  */
-bool
-fractam_find_version(FtTree *tree, FtRowId rowid, int access, FtItemRef *ref)
+static bool
+find_version_near(FtTree *tree, FtRowId rowid, int access, FtItemRef *ref,
+				  BlockNumber *hint)
 {
 	char		key[FRACTAM_ROWID_SIZE];
 	FractamTableCache *cache = (FractamTableCache *) tree->owner;
 	BlockNumber *slot = cache ? leaf_hint_slot(cache, rowid) : NULL;
-	BlockNumber hint = slot ? *slot : InvalidBlockNumber;
 	bool		found;
 
+	if (slot && *slot != InvalidBlockNumber)
+		*hint = *slot;
 	fractam_rowid_key(rowid, key);
-	found = ft_item_find_near(tree, key, sizeof(key), access, ref, &hint);
-	/* again: nothing in between frees hints, but stay safe if it did */
+	found = ft_item_find_near(tree, key, sizeof(key), access, ref, hint);
+	/* looked up again: nothing in between frees hints, but stay safe */
 	if (cache && (slot = leaf_hint_slot(cache, rowid)) != NULL)
-		*slot = hint;
+		*slot = *hint;
 	if (!found)
 		return false;
 	if (fractam_item_is_deadset(ref->len))
@@ -470,6 +473,14 @@ fractam_find_version(FtTree *tree, FtRowId rowid, int access, FtItemRef *ref)
 		return false;
 	}
 	return true;
+}
+
+bool
+fractam_find_version(FtTree *tree, FtRowId rowid, int access, FtItemRef *ref)
+{
+	BlockNumber hint = InvalidBlockNumber;
+
+	return find_version_near(tree, rowid, access, ref, &hint);
 }
 
 /* The next row version of a scan of a table's tree, past dead sets */
@@ -505,30 +516,11 @@ fractam_fetch_version_near(Relation rel, FtRowId rowid, BlockNumber *hint)
 {
 	FtTree		tree;
 	FtItemRef	ref;
-	char		key[FRACTAM_ROWID_SIZE];
 	HeapTuple	tup;
-	FractamTableCache *cache;
-	BlockNumber *slot;
-	bool		found;
 
 	fractam_table_tree(rel, &tree);
-	cache = (FractamTableCache *) tree.owner;
-	fractam_rowid_key(rowid, key);
-	/* the run's hint first; the caller's (the last leaf) if it has none */
-	slot = leaf_hint_slot(cache, rowid);
-	if (slot && *slot != InvalidBlockNumber)
-		*hint = *slot;
-	found = ft_item_find_near(&tree, key, sizeof(key), BUFFER_LOCK_SHARE,
-							  &ref, hint);
-	if ((slot = leaf_hint_slot(cache, rowid)) != NULL)
-		*slot = *hint;
-	if (!found)
+	if (!find_version_near(&tree, rowid, BUFFER_LOCK_SHARE, &ref, hint))
 		return NULL;
-	if (fractam_item_is_deadset(ref.len))
-	{
-		ft_item_release(&ref);
-		return NULL;
-	}
 	tup = fractam_item_copy(rel, ref.item, ref.len);
 	ft_item_release(&ref);
 	return tup;

@@ -49,13 +49,12 @@
  * it.  Only xids within COMMITTED_CACHE_BEHIND (2^30) of base, before or
  * after it, are cached (the window of TransactionIdPrecedes from
  * base - 2^30); others ask the commit log each time.  An xid x in that
- * window could name another transaction
- * only once the next xid reaches x + 2^32, at least base + 2^32 -
- * COMMITTED_CACHE_BEHIND; the next xid never gets 2^31 ahead of the oldest
- * running xmin, so RecentXmin would be more than 2^31 -
- * COMMITTED_CACHE_BEHIND (2^30) past base by then, far beyond
- * COMMITTED_CACHE_SPAN: the cache has been reset long before.  Direct
- * mapped: an xid can only be in the slot of its low bits.
+ * window could name another transaction only once the next xid reaches
+ * x + 2^32, at least base + 2^32 - COMMITTED_CACHE_BEHIND; the next xid
+ * never gets 2^31 ahead of the oldest running xmin, so RecentXmin would be
+ * more than 2^31 - COMMITTED_CACHE_BEHIND (2^30) past base by then, far
+ * beyond COMMITTED_CACHE_SPAN: the cache has been reset long before.
+ * Direct mapped: an xid can only be in the slot of its low bits.
  */
 #define COMMITTED_CACHE_SIZE 4096
 #define COMMITTED_CACHE_SPAN 100000000
