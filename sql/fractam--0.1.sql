@@ -45,7 +45,11 @@ CREATE FUNCTION fractam_stats(rel regclass,
   OUT upper_buffer_pages bigint,
   OUT upper_buffered_messages bigint,
   OUT moves bigint,
-  OUT avg_move_size float8)
+  OUT avg_move_size float8,
+  OUT compressed_leaf_pages bigint,
+  OUT compressed_bytes bigint,
+  OUT uncompressed_bytes bigint,
+  OUT compression_ratio float8)
 RETURNS record
 AS 'MODULE_PATHNAME', 'fractam_stats'
 LANGUAGE C STRICT PARALLEL RESTRICTED;

@@ -16,6 +16,8 @@
 # Three rounds; rows of earlier rounds are checked again in later ones.
 # FRACTAM_CRASH_TABLE_AM=fractam runs it all with fractam tables (then the
 # table trees are verified too): t/011_table_crash_recovery.pl.
+# FRACTAM_COMPRESSION=lz4|zstd creates every fractam index compressed
+# (fractam.default_compression): t/012_compressed_crash_recovery.pl.
 use strict;
 use warnings FATAL => qw(all);
 use FindBin;
@@ -33,6 +35,8 @@ diag("seed $seed (set FRACTAM_TEST_SEED to repeat another run)");
 
 my $am = $ENV{FRACTAM_CRASH_TABLE_AM} // 'heap';
 diag("tables USING $am");
+my $compression = $ENV{FRACTAM_COMPRESSION} // 'none';
+diag("index compression $compression");
 my $nclients = 4;
 my $rounds = $ENV{FRACTAM_CRASH_ROUNDS} // 3;
 my $batch = 200;
@@ -42,7 +46,8 @@ $node->init;
 $node->ft_configure(
 	"max_wal_size = 256MB",
 	"checkpoint_timeout = 30s",
-	"autovacuum = off");
+	"autovacuum = off",
+	"fractam.default_compression = '$compression'");
 $node->start;
 
 $node->safe_psql('postgres', qq{
@@ -233,6 +238,16 @@ for my $round (1 .. $rounds)
 	my ($ok, $desc) = ft_index_matches_heap($node, 'postgres', 'ul', 'ul_id', 'id', '0');
 	ok($ok, "round $round: unlogged $desc");
 	$node->safe_psql('postgres', 'TRUNCATE ul');
+}
+
+# compressed runs: the indexes really hold compressed leaves
+if ($compression ne 'none')
+{
+	my $n = $node->safe_psql('postgres', q{
+		SELECT sum(s.compressed_leaf_pages) FROM pg_class c
+		JOIN pg_am a ON a.oid = c.relam, LATERAL fractam_stats(c.oid) s
+		WHERE a.amname = 'fractam_index' AND c.relkind = 'i'});
+	cmp_ok($n, '>', 0, "$compression: $n compressed leaves");
 }
 
 $node->stop;

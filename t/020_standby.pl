@@ -25,6 +25,10 @@ use Test::More;
 
 my $am = $ENV{FRACTAM_STANDBY_TABLE_AM} // 'heap';
 diag("tables USING $am");
+# FRACTAM_COMPRESSION=lz4|zstd: every fractam index compressed
+# (t/022_compressed_standby.pl)
+my $compression = $ENV{FRACTAM_COMPRESSION} // 'none';
+diag("index compression $compression");
 my $seed = $ENV{FRACTAM_TEST_SEED} // 20240612;
 srand($seed);
 diag("seed $seed");
@@ -35,7 +39,8 @@ $primary->ft_configure(
 	"wal_consistency_checking = 'fractam'",
 	"max_wal_size = 512MB",
 	"wal_keep_size = 2GB",
-	"autovacuum_naptime = 2s");
+	"autovacuum_naptime = 2s",
+	"fractam.default_compression = '$compression'");
 $primary->start;
 
 # created before the base backup: the standby gets these pages by copy
@@ -242,6 +247,16 @@ for my $chk (['st_id', 'id', '0'], ['st_kt', 'k', '0'], ['st_t', 't', "''"])
 @bad = ft_verify_all($standby);
 is(join("\n", @bad), '', 'fractam_verify passes on the promoted standby');
 is(join("\n", ft_log_problems($standby)), '', 'promoted standby log: no PANIC or crash');
+
+# compressed runs: the indexes really hold compressed leaves
+if ($compression ne 'none')
+{
+	my $n = $standby->safe_psql('postgres', q{
+		SELECT sum(s.compressed_leaf_pages) FROM pg_class c
+		JOIN pg_am a ON a.oid = c.relam, LATERAL fractam_stats(c.oid) s
+		WHERE a.amname = 'fractam_index' AND c.relkind = 'i'});
+	cmp_ok($n, '>', 0, "$compression: $n compressed leaves");
+}
 
 $standby->stop;
 $primary->stop;

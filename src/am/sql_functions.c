@@ -186,8 +186,8 @@ fractam_stats(PG_FUNCTION_ARGS)
 	FtTree		tree;
 	Relation	rel = open_fractam_relation(indexoid, AccessShareLock, &tree);
 	FtStats		st;
-	Datum		values[15];
-	bool		nulls[15] = {0};
+	Datum		values[19];
+	bool		nulls[19] = {0};
 
 	ft_collect_stats(&tree, &st);
 	close_fractam_relation(rel, AccessShareLock);
@@ -209,6 +209,14 @@ fractam_stats(PG_FUNCTION_ARGS)
 	values[13] = Int64GetDatum(st.moves);
 	values[14] = Float8GetDatum(st.moves > 0 ?
 								(double) st.moved_messages / st.moves : 0.0);
+	values[15] = Int64GetDatum(st.compressed_leaf_pages);
+	values[16] = Int64GetDatum(st.compressed_leaf_bytes);
+	values[17] = Int64GetDatum(st.compressed_leaf_raw_bytes);
+	if (st.compressed_leaf_bytes > 0)
+		values[18] = Float8GetDatum((double) st.compressed_leaf_raw_bytes /
+									st.compressed_leaf_bytes);
+	else
+		nulls[18] = true;
 	PG_RETURN_DATUM(make_result_row(fcinfo, values, nulls));
 }
 

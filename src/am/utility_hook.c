@@ -22,6 +22,7 @@
 #include "catalog/namespace.h"
 #include "commands/tablecmds.h"
 #include "miscadmin.h"
+#include "nodes/makefuncs.h"
 #include "nodes/parsenodes.h"
 #include "tcop/utility.h"
 
@@ -87,6 +88,33 @@ needs_mapping(Node *stmt)
 	}
 }
 
+/*
+ * An index created without the compression option takes
+ * fractam.default_compression's, written into its options so that it
+ * stays that way and pg_dump shows it (nothing is added for "none", the
+ * meaning of no option).
+ */
+static void
+add_default_compression(IndexStmt *stmt)
+{
+	ListCell   *lc;
+
+	if (fractam_default_compression == FT_CODEC_NONE)
+		return;
+	foreach(lc, stmt->options)
+	{
+		DefElem    *def = lfirst(lc);
+
+		if (def->defnamespace == NULL &&
+			strcmp(def->defname, "compression") == 0)
+			return;
+	}
+	stmt->options = lappend(stmt->options,
+							makeDefElem("compression",
+										(Node *) makeString(pstrdup(ft_codec_name(fractam_default_compression))),
+										-1));
+}
+
 static void
 apply_mapping(Node *stmt)
 {
@@ -96,6 +124,7 @@ apply_mapping(Node *stmt)
 	{
 		case T_IndexStmt:
 			map_name(&((IndexStmt *) stmt)->accessMethod);
+			add_default_compression((IndexStmt *) stmt);
 			break;
 		case T_CreateOpClassStmt:
 			map_name(&((CreateOpClassStmt *) stmt)->amname);

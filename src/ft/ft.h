@@ -129,6 +129,10 @@ typedef struct FtTree
 	void	   *prune_arg;		/* the owner's, for leaf_prune_hook */
 	void	   *owner;			/* the owner's state of the tree, opaque
 								 * here (a table's FractamTableCache) */
+	FtCodecId	codec;			/* how leaves written from now on are
+								 * compressed (FT_CODEC_NONE: not at all);
+								 * leaves already written keep theirs */
+	int			codec_level;	/* the codec's level */
 } FtTree;
 
 /* Largest item a tree accepts (also bounds pivots and messages) */
@@ -156,6 +160,10 @@ typedef struct FtStats
 	int64		upper_buffered_messages;
 	int64		moves;			/* level 2 -> level 1 */
 	int64		moved_messages;
+	/* compressed leaves (also counted above): frames and decoded entries */
+	int64		compressed_leaf_pages;
+	int64		compressed_leaf_bytes;	/* their frames */
+	int64		compressed_leaf_raw_bytes;	/* the same, decompressed */
 } FtStats;
 
 /*

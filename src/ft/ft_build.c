@@ -35,6 +35,8 @@ typedef struct BuildLevel
 	Size		pivotbytes;
 	int			npages_done;
 	MemoryContext itemcxt;		/* copies of the current page's items */
+	MemoryContext sparecxt;		/* compressed leaves: where items carried
+								 * to the next batch are copied */
 } BuildLevel;
 
 typedef struct FtBuildStateData
@@ -50,7 +52,7 @@ static void
 level_start(FtBuildState state, int level, Buffer buf)
 {
 	BuildLevel *lv = &state->levels[level];
-	int			cap = FT_MAX_ITEMS_PER_PAGE + 1;
+	int			cap = Max(FT_MAX_ITEMS_PER_PAGE, FT_FRAME_MAX_ITEMS) + 1;
 
 	lv->buf = buf;
 	if (lv->items == NULL)
@@ -60,6 +62,8 @@ level_start(FtBuildState state, int level, Buffer buf)
 		lv->children = MemoryContextAlloc(state->cxt, sizeof(BlockNumber) * cap);
 		lv->itemcxt = AllocSetContextCreate(state->cxt, "fractam build page",
 											ALLOCSET_DEFAULT_SIZES);
+		lv->sparecxt = AllocSetContextCreate(state->cxt, "fractam build page",
+											 ALLOCSET_DEFAULT_SIZES);
 	}
 	else
 		MemoryContextReset(lv->itemcxt);
@@ -222,12 +226,131 @@ add_pivot(FtBuildState state, int level, const char *key, Size keylen,
 	lv->pivotbytes += ft_item_space(FT_PIVOT_HDRSZ + keylen);
 }
 
+/*
+ * Compressed leaves.  Items gather until they would fill a decoded page;
+ * then they are cut into compressed leaves as full as fit
+ * (ft_cut_compressed), and all but the last are written (the last one too
+ * if it is the only one: next, the item that did not fit, gives its high
+ * key).  The last one's items stay, as the start of the next batch.
+ */
+static void
+write_compressed_leaf(FtBuildState state, int from, int n, const char *hikey,
+					  Size hikeylen, bool last)
+{
+	BuildLevel *lv = &state->levels[0];
+	PGAlignedBlock image;
+	FtPageOpaqueData template;
+	BlockNumber blkno = BufferGetBlockNumber(lv->buf);
+	Buffer		next = last ? InvalidBuffer : ft_newbuf(state->tree);
+
+	memset(&template, 0, sizeof(template));
+	template.ft_right = last ? InvalidBlockNumber : BufferGetBlockNumber(next);
+	if (!ft_leaf_compress(state->tree, image.data, &template, lv->items + from,
+						  lv->lens + from, n, last ? NULL : hikey, hikeylen))
+		elog(ERROR, "fractam: %d entries cut to fit a compressed leaf do not fit it", n);
+	write_page(state, lv->buf, image.data);
+	lv->npages_done++;
+	add_pivot(state, 1, lv->lowkey, lv->lowkeylen, blkno);
+	if (!last)
+	{
+		lv->buf = next;
+		lv->lowkey = copy_key(state->cxt, hikey, hikeylen);
+		lv->lowkeylen = hikeylen;
+	}
+}
+
+static void
+emit_compressed_leaves(FtBuildState state, const char *next, Size nextlen)
+{
+	FtTree	   *tree = state->tree;
+	BuildLevel *lv = &state->levels[0];
+	int			starts[FT_FRAME_MAX_ITEMS + 1];
+	int			np;
+	int			nwrite;
+	int			p;
+	int			keep;
+	MemoryContext tmp;
+
+	np = ft_cut_compressed(tree, lv->items, lv->lens, lv->n,
+						   ft_item_space(ft_key_len(tree, nextlen)), starts,
+						   lengthof(starts));
+	Assert(np >= 1);
+	nwrite = (np == 1) ? 1 : np - 1;
+	for (p = 0; p < nwrite; p++)
+	{
+		int			end = (p + 1 < np) ? starts[p + 1] : lv->n;
+		const char *hikey = (p + 1 < np) ? lv->items[end] : next;
+		Size		hikeylen = ft_key_len(tree, (p + 1 < np) ? lv->lens[end] : nextlen);
+
+		write_compressed_leaf(state, starts[p], end - starts[p], hikey,
+							  hikeylen, false);
+	}
+
+	/* carry the unwritten items over, copied out of the page's context */
+	keep = (np == 1) ? lv->n : starts[np - 1];
+	MemoryContextReset(lv->sparecxt);
+	lv->used = 0;
+	for (p = keep; p < lv->n; p++)
+	{
+		lv->items[p - keep] = copy_key(lv->sparecxt, lv->items[p], lv->lens[p]);
+		lv->lens[p - keep] = lv->lens[p];
+		lv->used += ft_item_space(lv->lens[p]);
+	}
+	lv->n -= keep;
+	tmp = lv->itemcxt;
+	lv->itemcxt = lv->sparecxt;
+	lv->sparecxt = tmp;
+}
+
+/* the last compressed batch of a build: everything pending is written */
+static void
+finish_compressed_leaves(FtBuildState state)
+{
+	FtTree	   *tree = state->tree;
+	BuildLevel *lv = &state->levels[0];
+	int			starts[FT_FRAME_MAX_ITEMS + 1];
+	int			np;
+	int			p;
+
+	np = ft_cut_compressed(tree, lv->items, lv->lens, lv->n, 0, starts,
+						   lengthof(starts));
+	/* a tree needs at least two leaves to have a root above them */
+	if (np == 1 && lv->npages_done == 0)
+	{
+		np = 2;
+		starts[1] = lv->n / 2;
+	}
+	for (p = 0; p < np; p++)
+	{
+		int			end = (p + 1 < np) ? starts[p + 1] : lv->n;
+
+		write_compressed_leaf(state, starts[p], end - starts[p],
+							  p + 1 < np ? lv->items[end] : NULL,
+							  p + 1 < np ? ft_key_len(tree, lv->lens[end]) : 0,
+							  p + 1 == np);
+	}
+	lv->n = 0;
+}
+
 void
 ft_build_add(FtBuildState state, const char *item, Size len)
 {
 	BuildLevel *lv = &state->levels[0];
 
 	ft_check_item_size(state->tree, len);
+	if (state->tree->codec != FT_CODEC_NONE)
+	{
+		if (lv->n > 0 &&
+			(lv->n >= FT_FRAME_MAX_ITEMS ||
+			 lv->used + ft_item_space(len) +
+			 ft_item_space(ft_key_len(state->tree, len)) > FT_VIEW_CAPACITY))
+			emit_compressed_leaves(state, item, len);
+		lv->items[lv->n] = copy_key(lv->itemcxt, item, len);
+		lv->lens[lv->n] = len;
+		lv->n++;
+		lv->used += ft_item_space(len);
+		return;
+	}
 	if (level_full(state, 0, len))
 	{
 		Buffer		next = ft_newbuf(state->tree);
@@ -258,7 +381,20 @@ ft_build_finish(FtBuildState state)
 	for (level = 0; level < state->nlevels; level++)
 	{
 		BuildLevel *lv = &state->levels[level];
-		bool		is_root = (level == state->nlevels - 1 && lv->npages_done == 0);
+		bool		is_root;
+
+		/*
+		 * Compressed leaves: what is pending goes into compressed leaves,
+		 * unless it is the whole tree and fits one uncompressed leaf (the
+		 * root is never compressed).
+		 */
+		if (level == 0 && state->tree->codec != FT_CODEC_NONE &&
+			(lv->npages_done > 0 || lv->used > FT_LEAF_CAPACITY))
+		{
+			finish_compressed_leaves(state);
+			continue;
+		}
+		is_root = (level == state->nlevels - 1 && lv->npages_done == 0);
 
 		if (is_root)
 		{

@@ -128,8 +128,16 @@ ft_codec_compress(FtCodecId codec, int level, const char *src, Size len,
 			}
 		case FT_CODEC_ZSTD:
 			{
-				size_t		n = ZSTD_compress(dst, cap, src, len, level);
+				/* one context per backend: making one costs more than a page */
+				static ZSTD_CCtx *cctx = NULL;
+				size_t		n;
 
+				if (cctx == NULL && (cctx = ZSTD_createCCtx()) == NULL)
+					ereport(ERROR,
+							(errcode(ERRCODE_OUT_OF_MEMORY),
+							 errmsg("out of memory"),
+							 errdetail("Could not create a zstd compression context.")));
+				n = ZSTD_compressCCtx(cctx, dst, cap, src, len, level);
 				return ZSTD_isError(n) ? 0 : n;
 			}
 		default:
@@ -155,8 +163,15 @@ ft_codec_decompress(FtCodecId codec, const char *src, Size len, char *dst,
 				(int) rawlen;
 		case FT_CODEC_ZSTD:
 			{
-				size_t		n = ZSTD_decompress(dst, rawlen, src, len);
+				static ZSTD_DCtx *dctx = NULL;
+				size_t		n;
 
+				if (dctx == NULL && (dctx = ZSTD_createDCtx()) == NULL)
+					ereport(ERROR,
+							(errcode(ERRCODE_OUT_OF_MEMORY),
+							 errmsg("out of memory"),
+							 errdetail("Could not create a zstd decompression context.")));
+				n = ZSTD_decompressDCtx(dctx, dst, rawlen, src, len);
 				return !ZSTD_isError(n) && n == rawlen;
 			}
 		default:
@@ -207,11 +222,11 @@ ft_compression_estimate(FtTree *tree, FtCodecId codec, int level,
 						FtCompressionEstimate *est)
 {
 	BlockNumber nblocks = ft_nblocks(tree);
-	PGAlignedBlock copy;
-	char	   *raw = palloc(BLCKSZ);
-	Size		cap = ft_codec_bound(codec, BLCKSZ);
+	FtViewBuf  *copy = palloc(sizeof(FtViewBuf));
+	char	   *raw = palloc(FT_VIEW_SIZE);
+	Size		cap = ft_codec_bound(codec, FT_VIEW_SIZE);
 	char	   *comp = palloc(cap);
-	char	   *check = palloc(BLCKSZ);
+	char	   *check = palloc(FT_VIEW_SIZE);
 	BufferAccessStrategy strategy = GetAccessStrategy(BAS_BULKREAD);
 
 	memset(est, 0, sizeof(FtCompressionEstimate));
@@ -234,15 +249,19 @@ ft_compression_estimate(FtTree *tree, FtCodecId codec, int level,
 			continue;
 		}
 		ft_checkpage(tree->rel, buf);
-		memcpy(copy.data, page, BLCKSZ);
+		/* a compressed leaf: what its entries would take recompressed */
+		if (ft_leaf_is_compressed(page))
+			ft_leaf_copy(tree, buf, copy->data);
+		else
+			memcpy(copy->data, page, BLCKSZ);
 		UnlockReleaseBuffer(buf);
 
-		opaque = FtPageGetOpaque(copy.data);
+		opaque = FtPageGetOpaque(copy->data);
 		if (FtPageIsDeleted(opaque) || (opaque->ft_flags & FT_PAGE_META))
 			continue;
 		kind = FtPageIsLeaf(opaque) ? FT_EST_LEAF :
 			FtPageIsBuffer(opaque) ? FT_EST_BUFFER : FT_EST_ROUTING;
-		rawlen = serialize_items(copy.data, raw, &est->items[kind]);
+		rawlen = serialize_items(copy->data, raw, &est->items[kind]);
 		complen = ft_codec_compress(codec, level, raw, rawlen, comp, cap);
 		if (rawlen > 0 &&
 			(complen == 0 ||
@@ -256,6 +275,7 @@ ft_compression_estimate(FtTree *tree, FtCodecId codec, int level,
 		est->compressed_bytes[kind] += complen + FT_CODEC_FRAME_HEADER;
 	}
 	FreeAccessStrategy(strategy);
+	pfree(copy);
 	pfree(raw);
 	pfree(comp);
 	pfree(check);

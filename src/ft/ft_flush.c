@@ -273,7 +273,7 @@ ft_flush_child(FtTree *tree, Buffer bbuf, int childidx, Buffer lbuf,
 	Page		lpage = BufferGetPage(lbuf);
 	FtPageOpaque lopaque = FtPageGetOpaque(lpage);
 	PGAlignedBlock bcopy;
-	PGAlignedBlock lcopy;
+	FtViewBuf	lcopy;
 	OffsetNumber first;
 	OffsetNumber end;
 	int			maxitems;
@@ -296,17 +296,19 @@ ft_flush_child(FtTree *tree, Buffer bbuf, int childidx, Buffer lbuf,
 	FtPageOpaqueData template;
 	OffsetNumber off;
 	int			p;
+	int			nsealed = 0;
+	bool		images;
 
 	Assert(ft_child_block(bpage, childidx) == BufferGetBlockNumber(lbuf));
 	ft_slice_range(tree, bpage, childidx, &first, &end);
 
 	/* work from copies: both pages are rewritten in place below */
 	ft_copy_page(bcopy.data, bpage);
-	ft_copy_page(lcopy.data, lpage);
+	ft_leaf_copy(tree, lbuf, lcopy.data);
 	if (!FtPageIsRightmost(lopaque))
 		oldhikey = ft_page_item(lcopy.data, FT_HIKEY, &oldhikeylen);
 
-	maxitems = PageGetMaxOffsetNumber(lpage) + (end - first) + 2;
+	maxitems = PageGetMaxOffsetNumber(lcopy.data) + (end - first) + 2;
 	items = palloc(sizeof(char *) * maxitems);
 	lens = palloc(sizeof(Size) * maxitems);
 	{
@@ -333,6 +335,50 @@ ft_flush_child(FtTree *tree, Buffer bbuf, int childidx, Buffer lbuf,
 		npages = cut_pages(tree, items, lens, nitems,
 						   oldhikey ? ft_item_space(oldhikeylen) : 0,
 						   oldhikey == NULL, cut, starts);
+
+		/*
+		 * With compression, the items of a cold leaf (buffered messages came
+		 * in, and no direct insert) go into compressed leaves, as full as they
+		 * fit; for the rightmost leaf all but its last page, the append
+		 * point.  A leaf that takes direct inserts stays (or becomes)
+		 * uncompressed until it cools.  (The pages a direct append point
+		 * leaves behind are not compressed: alone, each would hold no more
+		 * than the uncompressed page it came from; that needs merging into
+		 * the compressed leaf on its left.)
+		 */
+		if (tree->codec != FT_CODEC_NONE && nitems > 0 &&
+			end > first && extra == NULL)
+			nsealed = (oldhikey != NULL) ? nitems : starts[npages - 1];
+		if (nsealed > 0)
+		{
+			int			ncomp;
+			Size		tailhk = nsealed < nitems ?
+				ft_item_space(ft_key_len(tree, lens[nsealed])) :
+				(oldhikey ? ft_item_space(oldhikeylen) : 0);
+
+			ncomp = ft_cut_compressed(tree, items, lens, nsealed, tailhk,
+									  starts, FT_MAX_FLUSH_LEAVES);
+			if (ncomp < 0)
+				elog(ERROR, "fractam: flush would produce more than %d leaves",
+					 FT_MAX_FLUSH_LEAVES);
+			if (nsealed < nitems)
+			{
+				int			tail[FT_MAX_FLUSH_LEAVES];
+				int			rest = cut_pages(tree, items + nsealed, lens + nsealed,
+											 nitems - nsealed,
+											 oldhikey ? ft_item_space(oldhikeylen) : 0,
+											 oldhikey == NULL, -1, tail);
+
+				if (ncomp + rest > FT_MAX_FLUSH_LEAVES)
+					elog(ERROR, "fractam: flush would produce more than %d leaves",
+						 FT_MAX_FLUSH_LEAVES);
+				for (p = 0; p < rest; p++)
+					starts[ncomp + p] = tail[p] + nsealed;
+				npages = ncomp + rest;
+			}
+			else
+				npages = ncomp;
+		}
 	}
 
 	/* pivots for the new right pages, and room for them in the node */
@@ -391,6 +437,76 @@ ft_flush_child(FtTree *tree, Buffer bbuf, int childidx, Buffer lbuf,
 		template.ft_msn = maxmsn;
 	if (end > first)
 		template.ft_nflushes++;
+
+	/*
+	 * A compressed leaf, read or written, is logged as a whole image: redo
+	 * never compresses, and a frame cannot be changed by a delta.
+	 */
+	images = nsealed > 0 || FtPageIsCompressed(lopaque);
+	if (images)
+	{
+		char	   *imgs[FT_MAX_FLUSH_LEAVES];
+
+		/* build every image first: nothing may fail in the critical section */
+		for (p = 0; p < npages; p++)
+		{
+			int			nthis = (p + 1 < npages ? starts[p + 1] : nitems) - starts[p];
+			FtPageOpaqueData t = template;
+
+			t.ft_right = (p + 1 < npages) ? BufferGetBlockNumber(bufs[p + 1]) : oldright;
+			if (p > 0)
+			{
+				t.ft_nsplits = 0;
+				t.ft_nflushes = 0;
+			}
+			else if (npages > 1)
+				t.ft_nsplits++;
+			imgs[p] = palloc(BLCKSZ);
+			if (starts[p] < nsealed)
+			{
+				if (!ft_leaf_compress(tree, imgs[p], &t, items + starts[p],
+									  lens + starts[p], nthis, hikeys[p],
+									  hikeylens[p]))
+					elog(ERROR, "fractam: %d entries cut to fit a compressed leaf do not fit it",
+						 nthis);
+			}
+			else
+				ft_rewrite_leaf_page(imgs[p], &t, items + starts[p],
+									 lens + starts[p], nthis, hikeys[p],
+									 hikeylens[p]);
+		}
+
+		START_CRIT_SECTION();
+		for (p = 0; p < npages; p++)
+		{
+			memcpy(BufferGetPage(bufs[p]), imgs[p], BLCKSZ);
+			MarkBufferDirty(bufs[p]);
+		}
+		ft_apply_flush_to_buffer_node(bpage, first, end - first,
+									  npages > 1 ?
+									  FtFirstDataOffset(FtPageGetOpaque(bpage)) + childidx + 1 :
+									  InvalidOffsetNumber,
+									  pivots, pivotlens, npages - 1, end > first);
+		MarkBufferDirty(bbuf);
+		ftxlog_flush(tree->rel, bbuf, first, end - first,
+					 npages > 1 ?
+					 FtFirstDataOffset(FtPageGetOpaque(bpage)) + childidx + 1 :
+					 InvalidOffsetNumber,
+					 pivots, pivotlens, npages - 1, bufs, npages, end > first,
+					 NULL, 0);
+		END_CRIT_SECTION();
+
+		for (p = 0; p < npages; p++)
+		{
+			UnlockReleaseBuffer(bufs[p]);
+			pfree(imgs[p]);
+		}
+		for (p = 0; p < npages - 1; p++)
+			pfree(pivots[p]);
+		pfree(items);
+		pfree(lens);
+		return FT_FLUSH_DONE;
+	}
 
 	if (npages == 1)
 	{

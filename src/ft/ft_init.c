@@ -15,4 +15,5 @@ ft_init(void)
 {
 	ft_routecache_init();
 	ft_oscache_init();
+	ft_compress_init();
 }

@@ -103,10 +103,9 @@ typedef struct UniqueProbe
  * insert with the key sees the run anyway, and removes what it found dead.
  */
 static bool
-prune_run(FtTree *tree, UniqueProbe *u, Buffer lbuf,
+prune_run(FtTree *tree, UniqueProbe *u, Buffer lbuf, Page page,
 		  OffsetNumber *cand, int ncand)
 {
-	Page		page = BufferGetPage(lbuf);
 	const char **items = palloc(ncand * sizeof(char *));
 	Size	   *lens = palloc(ncand * sizeof(Size));
 	bool	   *remove = palloc0(ncand * sizeof(bool));
@@ -141,11 +140,10 @@ prune_run(FtTree *tree, UniqueProbe *u, Buffer lbuf,
  * says that obsolete items of the run were removed (off is stale then).
  */
 static LeafInsertResult
-leaf_check_key(FtTree *tree, UniqueProbe *u, Buffer lbuf,
+leaf_check_key(FtTree *tree, UniqueProbe *u, Buffer lbuf, Page page,
 			   OffsetNumber off, bool found, const char *item, Size len,
 			   bool *pruned)
 {
-	Page		page = BufferGetPage(lbuf);
 	FtPageOpaque opaque = FtPageGetOpaque(page);
 	OffsetNumber first = FtFirstDataOffset(opaque);
 	OffsetNumber maxoff = PageGetMaxOffsetNumber(page);
@@ -221,7 +219,7 @@ leaf_check_key(FtTree *tree, UniqueProbe *u, Buffer lbuf,
 	u->accepted = true;
 	if (nobsolete > 0)
 	{
-		*pruned = prune_run(tree, u, lbuf, obsolete, nobsolete);
+		*pruned = prune_run(tree, u, lbuf, page, obsolete, nobsolete);
 		pfree(obsolete);
 	}
 	return LEAF_INSERTED;
@@ -237,33 +235,46 @@ leaf_insert(FtTree *tree, Buffer lbuf, const char *item, Size len,
 			UniqueProbe *u)
 {
 	Page		page = BufferGetPage(lbuf);
+	Page		view;
 	bool		found;
 	OffsetNumber off;
 
 	if (tree->leaf_insert_hook)
 		tree->leaf_insert_hook(tree, item, len);
-	off = ft_leaf_lower_bound(tree, page, item, len, &found);
+
+	/*
+	 * A compressed leaf is searched and checked in its decoded copy, and
+	 * takes no item in place: the caller rewrites it with the item
+	 * (ft_flush_child).
+	 */
+	view = ft_leaf_view(tree, lbuf);
+	off = ft_leaf_lower_bound(tree, view, item, len, &found);
 	if (u)
 	{
 		bool		pruned;
-		LeafInsertResult check = leaf_check_key(tree, u, lbuf, off, found,
-												item, len, &pruned);
+		LeafInsertResult check = leaf_check_key(tree, u, lbuf, view, off,
+												found, item, len, &pruned);
 
 		if (check != LEAF_INSERTED)
 			return check;
 		if (pruned)
-			off = ft_leaf_lower_bound(tree, page, item, len, &found);
+		{
+			view = ft_leaf_view(tree, lbuf);
+			off = ft_leaf_lower_bound(tree, view, item, len, &found);
+		}
 	}
 	if (found)
 	{
 		Size		olen;
-		char	   *old = ft_page_item(page, off, &olen);
+		char	   *old = ft_page_item(view, off, &olen);
 
 		/* an identical item is already there: nothing to do */
 		if (olen == len && memcmp(old, item, len) == 0)
 			return LEAF_INSERTED;
 		return LEAF_FULL;		/* replacement goes through a rewrite */
 	}
+	if (view != page)
+		return LEAF_FULL;
 	if (PageGetExactFreeSpace(page) < ft_item_space(len))
 	{
 		/* the leaf's owner may give up items it no longer needs */
@@ -309,7 +320,7 @@ try_fastpath(FtTree *tree, const char *item, Size len, FtCompareFn keycmp)
 	page = BufferGetPage(buf);
 	opaque = FtPageGetOpaque(page);
 	if (FtPageIsLeaf(opaque) && !FtPageIsDeleted(opaque) &&
-		FtPageIsRightmost(opaque) &&
+		FtPageIsRightmost(opaque) && !FtPageIsCompressed(opaque) &&
 		PageGetMaxOffsetNumber(page) >= FirstOffsetNumber &&
 		PageGetExactFreeSpace(page) >= ft_item_space(len))
 	{
@@ -1062,7 +1073,7 @@ append_to_right_edge(FtTree *tree, char **items, Size *lens, int n)
 	page = BufferGetPage(buf);
 	opaque = FtPageGetOpaque(page);
 	if (FtPageIsLeaf(opaque) && !FtPageIsDeleted(opaque) &&
-		FtPageIsRightmost(opaque) &&
+		FtPageIsRightmost(opaque) && !FtPageIsCompressed(opaque) &&
 		PageGetMaxOffsetNumber(page) >= FirstOffsetNumber)
 	{
 		Size		llen;

@@ -196,6 +196,27 @@ extern int	ft_merge_leaf(FtTree *tree, Page lpage, const FtMsgRun *runs,
 						  int nruns, const char *extra, Size extralen,
 						  char **items, Size *lens, uint64 *maxmsn);
 
+/* ft_compress.c */
+extern void ft_compress_init(void);
+extern bool ft_leaf_compress(FtTree *tree, Page page, FtPageOpaque template,
+							 char **items, Size *lens, int n,
+							 const char *hikey, Size hikeylen);
+extern int	ft_cut_compressed(FtTree *tree, char **items, Size *lens, int n,
+							  Size last_hikey_space, int *starts, int maxpages);
+extern Page ft_leaf_view(FtTree *tree, Buffer buf);
+extern void ft_leaf_copy(FtTree *tree, Buffer buf, char *dst);
+extern bool ft_leaf_is_compressed(Page page);
+extern void ft_leaf_delete(FtTree *tree, Buffer buf, OffsetNumber *dead,
+						   int ndead);
+
+/* a page-sized buffer that also holds a decoded compressed leaf */
+typedef union FtViewBuf
+{
+	char		data[FT_VIEW_SIZE];
+	double		force_align_d;
+	int64		force_align_i64;
+} FtViewBuf;
+
 /* ft_oscache.c */
 extern bool ft_leaf_in_memory(FtTree *tree, BlockNumber blkno);
 extern bool ft_index_in_memory(FtTree *tree);

@@ -25,8 +25,22 @@
 static Buffer
 descend_to_leaf(FtTree *tree, const char *key, Size keylen, int access)
 {
+	Buffer		buf;
+
 	Assert(!tree->buffering);
-	return ft_descend_to_leaf(tree, key, keylen, access);
+	buf = ft_descend_to_leaf(tree, key, keylen, access);
+
+	/*
+	 * Items found here are read and patched in the shared page: the trees
+	 * that use this (tables) do not compress their leaves yet.
+	 */
+	if (ft_leaf_is_compressed(BufferGetPage(buf)))
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("compressed leaves of %s \"%s\" cannot be read by row id",
+						ft_relkind_name(tree->rel),
+						RelationGetRelationName(tree->rel))));
+	return buf;
 }
 
 /*
@@ -60,7 +74,7 @@ leaf_decides(FtTree *tree, Page page, const char *key, Size keylen,
 	Size		len;
 
 	if (!FtPageIsLeaf(opaque) || FtPageIsDeleted(opaque) ||
-		PageGetMaxOffsetNumber(page) < first)
+		FtPageIsCompressed(opaque) || PageGetMaxOffsetNumber(page) < first)
 		return false;
 	*off = ft_leaf_lower_bound(tree, page, key, keylen, found);
 	if (*found)

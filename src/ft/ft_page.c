@@ -9,6 +9,7 @@
 #include "postgres.h"
 
 #include "ft/ft_int.h"
+#include "port/pg_crc32c.h"
 
 /* pg_filedump-style tools find FT_PAGE_ID in a page's last two bytes */
 StaticAssertDecl(offsetof(FtPageOpaqueData, ft_page_id) + sizeof(uint16) ==
@@ -378,6 +379,23 @@ ft_apply_move_upper(Page upper, OffsetNumber *moved, int nmoved)
 	uop->ft_nflushed += nmoved;
 }
 
+/*
+ * Initialize an empty, uncompressed leaf with template's MSN, right link
+ * and counters.
+ */
+void
+ft_leaf_page_init(Page page, FtPageOpaque template)
+{
+	FtPageOpaque opaque;
+
+	ft_page_init(page, FT_PAGE_LEAF, 0);
+	opaque = FtPageGetOpaque(page);
+	opaque->ft_msn = template->ft_msn;
+	opaque->ft_right = template->ft_right;
+	opaque->ft_nsplits = template->ft_nsplits;
+	opaque->ft_nflushes = template->ft_nflushes;
+}
+
 /* Page space one item of this length takes */
 Size
 ft_item_space(Size len)
@@ -398,12 +416,8 @@ ft_rewrite_leaf_page(Page page, FtPageOpaque template,
 	OffsetNumber off = FirstOffsetNumber;
 	int			i;
 
-	ft_page_init(page, FT_PAGE_LEAF, 0);
+	ft_leaf_page_init(page, template);
 	opaque = FtPageGetOpaque(page);
-	opaque->ft_msn = template->ft_msn;
-	opaque->ft_right = template->ft_right;
-	opaque->ft_nsplits = template->ft_nsplits;
-	opaque->ft_nflushes = template->ft_nflushes;
 	if (opaque->ft_right != InvalidBlockNumber)
 	{
 		Assert(hikey != NULL);
@@ -411,4 +425,43 @@ ft_rewrite_leaf_page(Page page, FtPageOpaque template,
 	}
 	for (i = 0; i < nitems; i++)
 		ft_page_add_item(page, items[i], lens[i], off++);
+}
+
+/*
+ * The checksum of what a compressed leaf's frame changes in place: its
+ * stamp, its count of dead entries and their bits.
+ */
+uint32
+ft_frame_deadcrc(const FtFrameHeader *hdr)
+{
+	pg_crc32c	crc;
+
+	INIT_CRC32C(crc);
+	COMP_CRC32C(crc, &hdr->stamp, sizeof(hdr->stamp));
+	COMP_CRC32C(crc, &hdr->ndead, sizeof(hdr->ndead));
+	COMP_CRC32C(crc, FtFrameDeadBits(hdr), FtFrameDeadBytes(hdr->nitems));
+	FIN_CRC32C(crc);
+	return crc;
+}
+
+/*
+ * Mark entries idx[0..n) of a compressed leaf's frame dead (not already
+ * dead, below nitems: checked by the caller, or by redo's caller) and give
+ * the frame a new stamp.  Shared by the do side and redo, byte for byte.
+ */
+void
+ft_frame_set_dead(FtFrameHeader *hdr, uint64 stamp, const uint16 *idx, int n)
+{
+	uint8	   *bits = FtFrameDeadBits(hdr);
+
+	for (int i = 0; i < n; i++)
+	{
+		if (idx[i] >= hdr->nitems || FtFrameIsDead(hdr, idx[i]))
+			elog(PANIC, "fractam: entry %u of a frame of %u cannot be marked dead",
+				 idx[i], hdr->nitems);
+		bits[idx[i] / 8] |= (uint8) (1 << (idx[i] % 8));
+	}
+	hdr->ndead += n;
+	hdr->stamp = stamp;
+	hdr->deadcrc = ft_frame_deadcrc(hdr);
 }

@@ -87,25 +87,38 @@ typedef struct FtPageOpaqueData
 typedef enum FtCodecId
 {
 	FT_CODEC_NONE = 0,
-	FT_CODEC_LZ4 = 1,			/* (ft_codec.c; no page uses them yet) */
+	FT_CODEC_LZ4 = 1,			/* compressed leaves (ft_compress.c) */
 	FT_CODEC_ZSTD = 2
 } FtCodecId;
 
+#define FT_CODEC_MAX		FT_CODEC_ZSTD
 #define FT_ITEM_FORMAT_MAX	0	/* the newest item format this build reads */
 
 
 typedef FtPageOpaqueData *FtPageOpaque;
 
-/* can this build read the page's items? */
+/*
+ * Can this build read the page's items?  Only leaves are ever compressed
+ * (FT_PAGE_LEAF is checked separately, by ft_checkpage).
+ */
 static inline bool
 ft_page_format_known(FtPageOpaque opaque)
 {
-	return opaque->ft_codec == FT_CODEC_NONE &&
+	return opaque->ft_codec <= FT_CODEC_MAX &&
+		(opaque->ft_codec == FT_CODEC_NONE ||
+		 (opaque->ft_flags & (FT_PAGE_LEAF | FT_PAGE_DELETED)) == FT_PAGE_LEAF) &&
 		opaque->ft_item_format <= FT_ITEM_FORMAT_MAX && opaque->ft_dict == 0 &&
 		opaque->ft_reserved1 == 0 && opaque->ft_reserved2 == 0;
 }
 
-#define FtPageGetOpaque(page) ((FtPageOpaque) PageGetSpecialPointer(page))
+/*
+ * Not PageGetSpecialPointer: a decoded compressed leaf (ft_compress.c) is
+ * a page larger than BLCKSZ in backend memory, which that macro's
+ * assertions refuse.
+ */
+#define FtPageGetOpaque(page) \
+	((FtPageOpaque) ((char *) (page) + ((PageHeader) (page))->pd_special))
+#define FtPageIsCompressed(opaque)	((opaque)->ft_codec != FT_CODEC_NONE)
 #define FtPageIsLeaf(opaque)	(((opaque)->ft_flags & FT_PAGE_LEAF) != 0)
 #define FtPageIsBuffer(opaque)	(((opaque)->ft_flags & FT_PAGE_BUFFER) != 0)
 #define FtPageIsRouting(opaque)	(((opaque)->ft_flags & FT_PAGE_ROUTING) != 0)
@@ -118,6 +131,58 @@ ft_page_format_known(FtPageOpaque opaque)
 /* first message of a buffer node */
 #define FtFirstMsgOffset(opaque) \
 	((OffsetNumber) (FtFirstDataOffset(opaque) + (opaque)->ft_nchildren))
+
+/*
+ * A compressed leaf (ft_codec lz4 or zstd) has the high key, as any leaf,
+ * and after it one item, the frame, instead of one item per entry:
+ *
+ *	FtFrameHeader, then the dead bits (one per entry, (nitems + 7) / 8
+ *	bytes), then complen compressed bytes that decompress to rawlen bytes:
+ *	every entry, in key order, as a uint16 length and its bytes.
+ *
+ * The entries never change inside the frame: it is built only when the
+ * whole leaf is rewritten (flush, build) and logged as a new image, so redo
+ * never compresses.  Deleting entries (VACUUM, a unique insert's pruning)
+ * sets their dead bits instead, outside the compressed bytes: a small WAL
+ * record, and readers skip them.  crc covers what never changes in place
+ * (the codec, the lengths and the compressed bytes); deadcrc covers stamp,
+ * ndead and the dead bits.  stamp changes with every change of the frame
+ * or its dead bits: backends cache decoded leaves by block and stamp.
+ */
+typedef struct FtFrameHeader
+{
+	uint64		stamp;
+	uint32		rawlen;
+	uint32		complen;
+	uint16		nitems;
+	uint16		ndead;
+	uint32		crc;
+	uint32		deadcrc;
+	uint32		reserved;		/* zero */
+} FtFrameHeader;
+
+#define FT_FRAME_HDRSZ		MAXALIGN(sizeof(FtFrameHeader))
+#define FtFrameDeadBits(hdr)	((uint8 *) (hdr) + FT_FRAME_HDRSZ)
+#define FtFrameDeadBytes(nitems)	(((nitems) + 7) / 8)
+#define FtFrameData(hdr) \
+	((char *) (hdr) + FT_FRAME_HDRSZ + FtFrameDeadBytes((hdr)->nitems))
+#define FtFrameIsDead(hdr, i) \
+	((FtFrameDeadBits(hdr)[(i) / 8] & (1 << ((i) % 8))) != 0)
+
+/*
+ * Most entries one frame holds, so that its decoded page has line pointers
+ * for all of them (MaxOffsetNumber) and its dead bits stay small.
+ */
+#define FT_FRAME_MAX_ITEMS	2000
+
+/*
+ * A decoded compressed leaf is a page of FT_VIEW_SIZE bytes in backend
+ * memory, laid out like a leaf (line pointers, items, the same special
+ * space with codec none).  Line pointers hold offsets below 32 kB.
+ */
+#define FT_VIEW_SIZE		32768
+#define FT_VIEW_CAPACITY \
+	(FT_VIEW_SIZE - SizeOfPageHeaderData - MAXALIGN(sizeof(FtPageOpaqueData)))
 
 /* Metapage contents, stored right after the page header */
 typedef struct FtMetaData
@@ -269,11 +334,15 @@ extern bool ft_leaf_delta_valid(const char *delta, Size len);
 extern void ft_apply_leaf_delta(Page leaf, const char *delta);
 extern bool ft_apply_patches(Page page, const char *payload, Size len);
 extern void ft_page_init(Page page, uint16 flags, uint16 level);
+extern void ft_leaf_page_init(Page page, FtPageOpaque template);
 extern void ft_page_add_item(Page page, const char *item, Size len, OffsetNumber off);
 extern void ft_meta_init(Page page, BlockNumber root, uint32 root_level);
 extern void ft_apply_move_lower(Page lower, const char *payload, int nmoved,
 								uint64 lower_msn);
 extern void ft_apply_move_upper(Page upper, OffsetNumber *moved, int nmoved);
+extern uint32 ft_frame_deadcrc(const FtFrameHeader *hdr);
+extern void ft_frame_set_dead(FtFrameHeader *hdr, uint64 stamp,
+							  const uint16 *idx, int n);
 extern void ft_apply_flush_to_buffer_node(Page page, OffsetNumber slice_first,
 										  uint16 nslice, OffsetNumber pivot_off,
 										  char **pivots, Size *pivotlens,

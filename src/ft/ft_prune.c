@@ -116,7 +116,9 @@ ft_prune_leaf(FtTree *tree, Buffer lbuf, Size need)
 	int			i;
 	bool		ok;
 
+	/* a compressed leaf is rewritten whole instead (see leaf_insert) */
 	if (tree->leaf_prune_hook == NULL || !FtPageIsLeaf(opaque) ||
+		FtPageIsCompressed(opaque) ||
 		maxoff < first || same_as_failed(tree->rel, lbuf, page))
 		return false;
 	nold = maxoff - first + 1;

@@ -51,8 +51,8 @@ typedef struct FtScanData
 	char	   *bhigh;			/* its high key, in bcopy; NULL = +inf */
 	Size		bhighlen;
 
-	/* current leaf */
-	PGAlignedBlock lcopy;
+	/* current leaf (decoded, if compressed) */
+	FtViewBuf	lcopy;
 	Buffer		lpin;
 	BlockNumber lright;
 	char	   *lhigh;			/* in lcopy; NULL = +inf */
@@ -238,7 +238,7 @@ load_leaf(FtScan scan, FtDescent *d)
 	}
 
 	/* copy the leaf and keep at most a pin */
-	ft_copy_page(scan->lcopy.data, BufferGetPage(d->buf));
+	ft_leaf_copy(tree, d->buf, scan->lcopy.data);
 	if (scan->leaf_copied)
 		report_leaf_copied(scan);
 	LockBuffer(d->buf, BUFFER_LOCK_UNLOCK);

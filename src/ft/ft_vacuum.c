@@ -32,6 +32,12 @@ ft_delete_offsets(FtTree *tree, Buffer buf, OffsetNumber *dead, int ndead)
 {
 	if (ndead == 0)
 		return;
+	if (ft_leaf_is_compressed(BufferGetPage(buf)))
+	{
+		/* offsets of its decoded page: their dead bits are set */
+		ft_leaf_delete(tree, buf, dead, ndead);
+		return;
+	}
 	START_CRIT_SECTION();
 	PageIndexMultiDelete(BufferGetPage(buf), dead, ndead);
 	MarkBufferDirty(buf);
@@ -67,7 +73,7 @@ ft_prune_items(FtTree *tree, char **items, Size *lens, int n,
 		int			j;
 
 		leaf = ft_descend_to_leaf(tree, items[i], lens[i], BUFFER_LOCK_EXCLUSIVE);
-		page = BufferGetPage(leaf);
+		page = ft_leaf_view(tree, leaf);
 		opaque = FtPageGetOpaque(page);
 
 		/* the items of the batch that belong to this leaf */
@@ -302,7 +308,8 @@ static void
 vacuum_leaf(FtTree *tree, Buffer buf, FtVacuumCallback callback, void *arg,
 			FtVacuumResult *result)
 {
-	Page		page = BufferGetPage(buf);
+	Page		page = ft_leaf_view(tree, buf);
+	bool		compressed = (page != BufferGetPage(buf));
 	FtPageOpaque opaque = FtPageGetOpaque(page);
 	OffsetNumber maxoff = PageGetMaxOffsetNumber(page);
 	OffsetNumber off;
@@ -328,6 +335,8 @@ vacuum_leaf(FtTree *tree, Buffer buf, FtVacuumCallback callback, void *arg,
 		result->num_items += 1;
 		if (patch.len == 0)
 			continue;
+		if (compressed)
+			elog(ERROR, "fractam: entries of compressed leaves cannot be changed in place");
 		if (patch.len > FT_VACUUM_MAX_PATCH ||
 			(Size) patch.start + patch.len > len)
 			elog(ERROR, "fractam: a patch of %u bytes at %u does not fit item %u of length %zu",

@@ -25,6 +25,7 @@ typedef struct VerifyState
 	FtTree	   *tree;
 	BlockNumber expected[FT_MAX_LEVELS];	/* next page expected per level */
 	bool		seen[FT_MAX_LEVELS];
+	char	   *view;			/* FT_VIEW_SIZE: a decoded compressed leaf */
 } VerifyState;
 
 static void
@@ -64,9 +65,16 @@ verify_node(VerifyState *vs, BlockNumber blkno, int level,
 	if (level >= FT_MAX_LEVELS)
 		corrupt(tree, blkno, "tree is too tall");
 	buf = ft_getbuf(tree, blkno, BUFFER_LOCK_SHARE);
-	memcpy(copy.data, BufferGetPage(buf), BLCKSZ);
-	UnlockReleaseBuffer(buf);
 	page = copy.data;
+	if (ft_leaf_is_compressed(BufferGetPage(buf)))
+	{
+		/* its decoded entries: decoding checks the frame on the way */
+		page = vs->view;
+		ft_leaf_copy(tree, buf, page);
+	}
+	else
+		memcpy(copy.data, BufferGetPage(buf), BLCKSZ);
+	UnlockReleaseBuffer(buf);
 	opaque = FtPageGetOpaque(page);
 	first = FtFirstDataOffset(opaque);
 	maxoff = PageGetMaxOffsetNumber(page);
@@ -241,6 +249,7 @@ ft_verify(FtTree *tree)
 
 	memset(&vs, 0, sizeof(vs));
 	vs.tree = tree;
+	vs.view = palloc(FT_VIEW_SIZE);
 	ft_read_meta(tree, &root, &level);
 	if (level >= FT_MAX_LEVELS)
 		corrupt(tree, FT_METAPAGE_BLKNO, "metapage root level is impossible");
@@ -288,8 +297,21 @@ ft_collect_stats(FtTree *tree, FtStats *stats)
 		else if (FtPageIsLeaf(opaque))
 		{
 			stats->leaf_pages++;
-			stats->leaf_items += PageGetMaxOffsetNumber(page) -
-				FtFirstDataOffset(opaque) + 1;
+			if (FtPageIsCompressed(opaque))
+			{
+				Page		view = ft_leaf_view(tree, buf);
+				ItemId		iid = PageGetItemId(page, FtFirstDataOffset(opaque));
+				FtFrameHeader *hdr = (FtFrameHeader *) PageGetItem(page, iid);
+
+				stats->compressed_leaf_pages++;
+				stats->compressed_leaf_bytes += ItemIdGetLength(iid);
+				stats->compressed_leaf_raw_bytes += hdr->rawlen;
+				stats->leaf_items += PageGetMaxOffsetNumber(view) -
+					FtFirstDataOffset(opaque) + 1;
+			}
+			else
+				stats->leaf_items += PageGetMaxOffsetNumber(page) -
+					FtFirstDataOffset(opaque) + 1;
 		}
 		else if (FtPageIsBuffer(opaque))
 		{

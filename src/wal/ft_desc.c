@@ -77,6 +77,9 @@ ft_desc(StringInfo buf, XLogReaderState *record)
 					case FT_IMAGES_DELETE_UPPER:
 						reason = "delete level-2 node";
 						break;
+					case FT_IMAGES_EMPTIED:
+						reason = "compressed leaf emptied";
+						break;
 					default:
 						reason = "unknown";
 						break;
@@ -89,6 +92,15 @@ ft_desc(StringInfo buf, XLogReaderState *record)
 				xl_ft_vacuum *xlrec = (xl_ft_vacuum *) rec;
 
 				appendStringInfo(buf, "ndeleted %u", xlrec->ndeleted);
+				break;
+			}
+		case XLOG_FT_FRAME_DEAD:
+			{
+				xl_ft_frame_dead xlrec;
+
+				memcpy(&xlrec, rec, sizeof(xlrec));
+				appendStringInfo(buf, "ndead %u, stamp " UINT64_FORMAT,
+								 xlrec.ndead, xlrec.stamp);
 				break;
 			}
 		case XLOG_FT_PRUNE:
@@ -202,6 +214,8 @@ ft_identify(uint8 info)
 			return "VACUUM";
 		case XLOG_FT_PRUNE:
 			return "PRUNE";
+		case XLOG_FT_FRAME_DEAD:
+			return "FRAME_DEAD";
 		case XLOG_FT_REUSE:
 			return "REUSE";
 		case XLOG_FT_MOVE:

@@ -277,6 +277,40 @@ ft_redo_vacuum(XLogReaderState *record)
 }
 
 static void
+ft_redo_frame_dead(XLogReaderState *record)
+{
+	XLogRecPtr	lsn = record->EndRecPtr;
+	xl_ft_frame_dead xlrec;
+	Buffer		buf;
+
+	memcpy(&xlrec, XLogRecGetData(record), sizeof(xlrec));
+	if (XLogReadBufferForRedo(record, 0, &buf) == BLK_NEEDS_REDO)
+	{
+		Page		page = BufferGetPage(buf);
+		FtPageOpaque opaque = FtPageGetOpaque(page);
+		Size		len;
+		char	   *data = XLogRecGetBlockData(record, 0, &len);
+		uint16	   *idx = palloc(Max(len, 1));
+		ItemId		iid;
+
+		if (!FtPageIsCompressed(opaque) ||
+			PageGetMaxOffsetNumber(page) != FtFirstDataOffset(opaque) ||
+			len != xlrec.ndead * sizeof(uint16))
+			elog(PANIC, "fractam: frame-dead record for block %u, which is not a compressed leaf",
+				 BufferGetBlockNumber(buf));
+		memcpy(idx, data, len);
+		iid = PageGetItemId(page, FtFirstDataOffset(opaque));
+		ft_frame_set_dead((FtFrameHeader *) PageGetItem(page, iid),
+						  xlrec.stamp, idx, xlrec.ndead);
+		pfree(idx);
+		PageSetLSN(page, lsn);
+		MarkBufferDirty(buf);
+	}
+	if (BufferIsValid(buf))
+		UnlockReleaseBuffer(buf);
+}
+
+static void
 ft_redo_prune(XLogReaderState *record)
 {
 	Buffer		buf;
@@ -422,6 +456,9 @@ ft_redo(XLogReaderState *record)
 			break;
 		case XLOG_FT_VACUUM:
 			ft_redo_vacuum(record);
+			break;
+		case XLOG_FT_FRAME_DEAD:
+			ft_redo_frame_dead(record);
 			break;
 		case XLOG_FT_PRUNE:
 			ft_redo_prune(record);

@@ -186,6 +186,25 @@ ftxlog_vacuum(Relation rel, Buffer buf, OffsetNumber *offsets, int ndeleted)
 }
 
 void
+ftxlog_frame_dead(Relation rel, Buffer buf, uint64 stamp, const uint16 *idx,
+				  int n)
+{
+	xl_ft_frame_dead xlrec;
+	XLogRecPtr	recptr;
+
+	if (!RelationNeedsWAL(rel))
+		return;
+	xlrec.stamp = stamp;
+	xlrec.ndead = (uint16) n;
+	XLogBeginInsert();
+	XLogRegisterData((char *) &xlrec, sizeof(xlrec));
+	XLogRegisterBuffer(0, buf, REGBUF_STANDARD);
+	XLogRegisterBufData(0, (char *) idx, n * sizeof(uint16));
+	recptr = XLogInsert(RM_FRACTAM_ID, XLOG_FT_FRAME_DEAD);
+	PageSetLSN(BufferGetPage(buf), recptr);
+}
+
+void
 ftxlog_prune(Relation rel, Buffer buf, const char *delta, Size deltalen,
 			 uint16 ndeleted, uint16 ninserted)
 {

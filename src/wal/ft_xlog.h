@@ -46,6 +46,7 @@
 #define XLOG_FT_PATCHES		0xC0	/* overwrite bytes of items of one leaf */
 #define XLOG_FT_LOGICAL		0xD0	/* a table row change, for logical decoding */
 #define XLOG_FT_PRUNE		0xE0	/* a full leaf gave up items it no longer needs */
+#define XLOG_FT_FRAME_DEAD	0xF0	/* entries of a compressed leaf marked dead */
 
 /*
  * XLOG_FT_INSERT: block 0 = page, block data = the item, main data = its
@@ -92,6 +93,18 @@ typedef struct xl_ft_images
 #define FT_IMAGES_NEWROOT	3
 #define FT_IMAGES_DELETE	4
 #define FT_IMAGES_DELETE_UPPER	5	/* a level-2 node went: routing epoch */
+#define FT_IMAGES_EMPTIED	6	/* a compressed leaf lost its last entry */
+
+/*
+ * XLOG_FT_FRAME_DEAD: block 0 = compressed leaf, block data = the indexes
+ * (uint16, ascending) of the frame's entries whose dead bits are set; the
+ * frame takes the new stamp.
+ */
+typedef struct xl_ft_frame_dead
+{
+	uint64		stamp;
+	uint16		ndead;
+} xl_ft_frame_dead;
 
 /* XLOG_FT_VACUUM: block 0 = page, block data = sorted offsets */
 typedef struct xl_ft_vacuum
@@ -241,6 +254,8 @@ extern void ftxlog_move(Relation rel, Buffer upper, OffsetNumber *moved,
 extern void ftxlog_images(Relation rel, Buffer *bufs, int nbufs, uint16 reason);
 extern void ftxlog_prune(Relation rel, Buffer buf, const char *delta,
 						 Size deltalen, uint16 ndeleted, uint16 ninserted);
+extern void ftxlog_frame_dead(Relation rel, Buffer buf, uint64 stamp,
+							  const uint16 *idx, int n);
 extern void ftxlog_vacuum(Relation rel, Buffer buf, OffsetNumber *offsets,
 						  int ndeleted);
 extern void ftxlog_reuse(Relation rel, BlockNumber blkno,

@@ -43,6 +43,9 @@ typedef struct FractamOptions
 	int			fanout;
 	int			fillfactor;
 	bool		buffering;
+	int			compression;	/* offset of the method's name, 0: unset
+								 * (fractam.default_compression decides) */
+	int			compression_level;	/* 0: the method's default */
 } FractamOptions;
 
 #define FRACTAM_DEFAULT_FANOUT		16
@@ -82,6 +85,8 @@ extern void fractam_unique_locks_init(void);
 
 /* index_compare.c */
 extern bool fractam_direct_apply;
+extern int	fractam_default_compression;
+extern void fractam_index_codec(Relation index, FtCodecId *codec, int *level);
 
 /* index_compare.c */
 extern FractamIndexState *fractam_index_state(Relation index);

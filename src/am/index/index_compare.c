@@ -203,6 +203,7 @@ fractam_index_tree(Relation index, FtTree *tree)
 	tree->sharedcols = fractam_shared_key_columns;
 	tree->rootcache = &((FractamIndexState *) tree->cmp_arg)->rootcache;
 	tree->max_item_size = ((FractamIndexState *) tree->cmp_arg)->max_item_size;
+	fractam_index_codec(index, &tree->codec, &tree->codec_level);
 }
 
 /* Compare the key columns of two index tuples */

@@ -10,6 +10,7 @@
 #include "access/amapi.h"
 #include "access/reloptions.h"
 #include "am/index/fractam_index.h"
+#include "utils/rel.h"
 #include "commands/defrem.h"
 #include "commands/vacuum.h"
 #include "utils/guc.h"
@@ -18,6 +19,55 @@ PG_FUNCTION_INFO_V1(fractam_index_handler);
 
 static relopt_kind fractam_relopt_kind;
 
+/* fractam.default_compression: for relations created without the option */
+int			fractam_default_compression = FT_CODEC_NONE;
+
+static const struct config_enum_entry compression_options[] = {
+	{"none", FT_CODEC_NONE, false},
+	{"lz4", FT_CODEC_LZ4, false},
+	{"zstd", FT_CODEC_ZSTD, false},
+	{NULL, 0, false}
+};
+
+/* the compression reloption names a method fractam knows */
+static void
+validate_compression(const char *value)
+{
+	FtCodecId	codec;
+	int			level;
+
+	if (value != NULL && !ft_codec_lookup(value, &codec, &level))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("invalid value for fractam option \"compression\": \"%s\"",
+						value),
+				 errdetail("Valid values are \"none\", \"lz4\" and \"zstd\".")));
+}
+
+/* compression_level lies in the range of the method it applies to */
+static void
+check_level(FtCodecId codec, int level)
+{
+	int			min;
+	int			max;
+
+	if (level == 0)
+		return;
+	ft_codec_level_range(codec, &min, &max);
+	if (codec == FT_CODEC_NONE)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("fractam option \"compression_level\" needs a compression method"),
+				 errdetail("compression is \"none\".")));
+	if (level < min || level > max)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("compression_level %d is out of range for %s",
+						level, ft_codec_name(codec)),
+				 errdetail("Valid levels for %s are %d to %d.",
+						   ft_codec_name(codec), min, max)));
+}
+
 bytea *
 fractam_options(Datum reloptions, bool validate)
 {
@@ -25,12 +75,48 @@ fractam_options(Datum reloptions, bool validate)
 		{"fanout", RELOPT_TYPE_INT, offsetof(FractamOptions, fanout)},
 		{"fillfactor", RELOPT_TYPE_INT, offsetof(FractamOptions, fillfactor)},
 		{"buffering", RELOPT_TYPE_BOOL, offsetof(FractamOptions, buffering)},
+		{"compression", RELOPT_TYPE_STRING, offsetof(FractamOptions, compression)},
+		{"compression_level", RELOPT_TYPE_INT, offsetof(FractamOptions, compression_level)},
 	};
+	FractamOptions *opts;
 
-	return (bytea *) build_reloptions(reloptions, validate,
-									  fractam_relopt_kind,
-									  sizeof(FractamOptions),
-									  tab, lengthof(tab));
+	opts = (FractamOptions *) build_reloptions(reloptions, validate,
+											   fractam_relopt_kind,
+											   sizeof(FractamOptions),
+											   tab, lengthof(tab));
+	if (validate && opts != NULL)
+	{
+		FtCodecId	codec = FT_CODEC_NONE;
+		int			level;
+
+		if (opts->compression != 0)
+			(void) ft_codec_lookup((char *) opts + opts->compression,
+								   &codec, &level);
+		check_level(codec, opts->compression_level);
+	}
+	return (bytea *) opts;
+}
+
+/*
+ * How an index's leaves written from now on are compressed: its
+ * compression option (none without it: an index created while
+ * fractam.default_compression named a method was given the option, see
+ * utility_hook.c); level 0 means the method's default.
+ */
+void
+fractam_index_codec(Relation index, FtCodecId *codec, int *level)
+{
+	FractamOptions *opts = (FractamOptions *) index->rd_options;
+	int			default_level = 0;
+
+	*codec = FT_CODEC_NONE;
+	*level = 0;
+	if (opts == NULL || opts->compression == 0)
+		return;
+	if (!ft_codec_lookup((char *) opts + opts->compression, codec,
+						 &default_level))
+		*codec = FT_CODEC_NONE; /* validated when set: cannot happen */
+	*level = opts->compression_level != 0 ? opts->compression_level : default_level;
 }
 
 Oid
@@ -112,6 +198,19 @@ fractam_index_init(void)
 	add_bool_reloption(fractam_relopt_kind, "buffering",
 					   "Buffer changes for leaves that are not in memory",
 					   true, ShareUpdateExclusiveLock);
+	add_string_reloption(fractam_relopt_kind, "compression",
+						 "Compression of leaves written from now on: none, lz4 or zstd",
+						 NULL, validate_compression, ShareUpdateExclusiveLock);
+	add_int_reloption(fractam_relopt_kind, "compression_level",
+					  "Level of the compression method (0: its default)",
+					  0, 0, 22, ShareUpdateExclusiveLock);
+
+	DefineCustomEnumVariable("fractam.default_compression",
+							 "Compression of fractam relations created without the compression option.",
+							 NULL,
+							 &fractam_default_compression, FT_CODEC_NONE,
+							 compression_options,
+							 PGC_USERSET, 0, NULL, NULL, NULL);
 
 	DefineCustomBoolVariable("fractam.direct_apply",
 							 "Apply inserts directly to leaves that are in shared buffers.",

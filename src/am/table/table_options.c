@@ -93,6 +93,10 @@ is_table_option(DefElem *def)
 
 	if (def->defnamespace != NULL)
 		return false;
+	/* refused by split_options, for now */
+	if (strcmp(def->defname, "compression") == 0 ||
+		strcmp(def->defname, "compression_level") == 0)
+		return true;
 	for (i = 0; i < lengthof(table_option_names); i++)
 		if (strcmp(def->defname, table_option_names[i]) == 0)
 			return true;
@@ -110,6 +114,15 @@ split_options(List *defs, List **ours)
 	{
 		DefElem    *def = lfirst(lc);
 
+		if (def->defnamespace == NULL &&
+			(strcmp(def->defname, "compression") == 0 ||
+			 strcmp(def->defname, "compression_level") == 0))
+			ereport(ERROR,
+					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+					 errmsg("storage parameter \"%s\" is not supported for tables yet",
+							def->defname),
+					 errdetail("fractam compresses the leaves of its indexes; compressed tables are still to come."),
+					 errhint("Set compression on the table's fractam indexes.")));
 		if (is_table_option(def))
 			*ours = lappend(*ours, def);
 		else

@@ -1,0 +1,171 @@
+--
+-- fractam_compression: compressed index leaves (lz4, zstd).
+--
+-- Leaves are compressed where they are rewritten whole: index builds,
+-- flushes of buffered messages into a leaf, and the pages an append point
+-- leaves behind.  A direct insert into a compressed leaf rewrites it
+-- uncompressed; deletes only set dead bits.  Every step is checked against
+-- a btree index on the same table and with fractam_verify, which decodes
+-- every compressed leaf.
+--
+
+-- options: methods, levels, clear errors
+CREATE TABLE cz (id int, k int, t text);
+CREATE INDEX cz_bad ON cz USING fractam (k) WITH (compression = 'gzip');
+CREATE INDEX cz_bad ON cz USING fractam (k) WITH (compression = 'lz4', compression_level = 13);
+CREATE INDEX cz_bad ON cz USING fractam (k) WITH (compression = 'zstd', compression_level = 23);
+CREATE INDEX cz_bad ON cz USING fractam (k) WITH (compression_level = 3);
+CREATE TABLE cz_t (a int) USING fractam WITH (compression = 'zstd');
+CREATE INDEX cz_k_z ON cz USING fractam (k, id) WITH (compression = 'zstd', fanout = 4);
+CREATE INDEX cz_t_l ON cz USING fractam (t, id) WITH (compression = 'lz4', compression_level = 9, fanout = 4);
+CREATE UNIQUE INDEX cz_id_z ON cz USING fractam (id) WITH (compression = 'zstd');
+CREATE INDEX cz_k_bt ON cz (k, id);
+-- fractam.default_compression is written into the options of new indexes
+SET fractam.default_compression = 'lz4';
+CREATE INDEX cz_id_d ON cz USING fractam (id);
+RESET fractam.default_compression;
+CREATE INDEX cz_id_n ON cz USING fractam (id);
+SELECT relname, reloptions FROM pg_class WHERE relname LIKE 'cz\_%' ORDER BY relname;
+ALTER INDEX cz_id_n SET (compression = 'zstd', compression_level = 1);
+ALTER INDEX cz_id_n SET (compression = 'brotli');
+ALTER INDEX cz_id_n RESET (compression_level);
+SELECT reloptions FROM pg_class WHERE relname = 'cz_id_n';
+BEGIN;
+ALTER INDEX cz_id_n SET (compression = 'lz4');
+ROLLBACK;
+SELECT reloptions FROM pg_class WHERE relname = 'cz_id_n';
+
+-- a build compresses every leaf but a lone root
+INSERT INTO cz SELECT g, (g * 7919) % 50000, 'v' || (g % 3000)
+FROM generate_series(1, 60000) g;
+REINDEX TABLE cz;
+SELECT relname, leaf_pages > 1 AS several, compressed_leaf_pages >= leaf_pages - 1 AS compressed,
+       compression_ratio > 1.5 AS smaller
+FROM pg_class c, fractam_stats(c.oid) s
+WHERE relname IN ('cz_k_z', 'cz_t_l', 'cz_id_z', 'cz_id_d', 'cz_id_n') ORDER BY relname;
+SELECT pg_relation_size('cz_k_z') < pg_relation_size('cz_k_bt') AS smaller_than_btree;
+
+DROP INDEX cz_k_bt;
+
+-- a query's answer through the fractam indexes (index or bitmap scans) or
+-- through a sequential scan
+CREATE FUNCTION cz_q(q text, mode text) RETURNS text
+LANGUAGE plpgsql AS $$
+DECLARE
+	r text;
+BEGIN
+	PERFORM set_config('enable_seqscan', (mode = 'seq')::text, true);
+	PERFORM set_config('enable_indexscan', (mode = 'index')::text, true);
+	PERFORM set_config('enable_indexonlyscan', (mode = 'index')::text, true);
+	PERFORM set_config('enable_bitmapscan', (mode = 'bitmap')::text, true);
+	EXECUTE q INTO r;
+	RETURN r;
+END $$;
+CREATE FUNCTION cz_check() RETURNS TABLE (what text, same boolean)
+LANGUAGE plpgsql AS $$
+DECLARE
+	q text;
+BEGIN
+	FOREACH q IN ARRAY ARRAY[
+		'SELECT md5(string_agg(id::text, '','' ORDER BY k, id)) FROM cz WHERE k BETWEEN 1000 AND 30000',
+		'SELECT md5(string_agg(id::text, '','')) FROM (SELECT id FROM cz WHERE k BETWEEN 1000 AND 30000 ORDER BY k DESC, id DESC) s',
+		'SELECT count(*) FROM cz WHERE k < 25000',
+		'SELECT md5(string_agg(id::text, '','' ORDER BY t, id)) FROM cz WHERE t BETWEEN ''v1'' AND ''w2''',
+		'SELECT count(*) FROM generate_series(1, 250000, 7) g WHERE EXISTS (SELECT 1 FROM cz WHERE id = g)']
+	LOOP
+		RETURN QUERY SELECT left(q, 60), cz_q(q, 'index') = cz_q(q, 'seq');
+	END LOOP;
+	q := 'SELECT sum(id::bigint) FROM cz WHERE k BETWEEN 7 AND 40000 OR t = ''v17''';
+	RETURN QUERY SELECT 'bitmap', cz_q(q, 'bitmap') = cz_q(q, 'seq');
+END $$;
+SELECT * FROM cz_check();
+-- the plans do use the fractam indexes
+SET enable_seqscan = off;
+SET enable_bitmapscan = off;
+EXPLAIN (COSTS OFF) SELECT id FROM cz WHERE k BETWEEN 1000 AND 30000 ORDER BY k DESC, id DESC;
+EXPLAIN (COSTS OFF) SELECT id FROM cz WHERE t BETWEEN 'v1' AND 'w2';
+RESET enable_seqscan;
+RESET enable_bitmapscan;
+
+-- buffered inserts flush into compressed leaves, which stay compressed
+SET fractam.direct_apply = off;
+INSERT INTO cz SELECT g, (g * 7919) % 50000, 'w' || (g % 2000)
+FROM generate_series(60001, 120000) g;
+RESET fractam.direct_apply;
+SELECT fractam_verify('cz_k_z'), fractam_verify('cz_t_l'), fractam_verify('cz_id_z');
+SELECT relname, compressed_leaf_pages * 2 > leaf_pages AS mostly_compressed
+FROM pg_class c, fractam_stats(c.oid) s
+WHERE relname IN ('cz_k_z', 'cz_t_l') ORDER BY relname;
+SELECT * FROM cz_check();
+
+-- direct inserts into compressed leaves rewrite them uncompressed
+INSERT INTO cz SELECT g, (g * 31) % 50000, 'x' || (g % 900)
+FROM generate_series(120001, 140000) g;
+SELECT fractam_verify('cz_k_z'), fractam_verify('cz_t_l'), fractam_verify('cz_id_z');
+SELECT * FROM cz_check();
+
+-- unique checks see entries in compressed leaves
+INSERT INTO cz VALUES (5, 1, 'dup');
+INSERT INTO cz VALUES (90000, 1, 'dup');
+INSERT INTO cz VALUES (5, 1, 'dup') ON CONFLICT (id) DO NOTHING;
+INSERT INTO cz VALUES (140001, 1, 'new') ON CONFLICT (id) DO UPDATE SET t = 'upd';
+INSERT INTO cz VALUES (140001, 1, 'new') ON CONFLICT (id) DO UPDATE SET t = 'upd';
+SELECT id, t FROM cz WHERE id = 140001;
+
+-- deletes: VACUUM sets dead bits; a leaf that loses every entry empties
+DELETE FROM cz WHERE id % 3 = 0 OR id BETWEEN 20000 AND 40000;
+VACUUM cz;
+SELECT fractam_verify('cz_k_z'), fractam_verify('cz_t_l'), fractam_verify('cz_id_z'),
+       fractam_verify('cz_id_d'), fractam_verify('cz_id_n');
+SELECT * FROM cz_check();
+SELECT count(*) FROM cz WHERE id BETWEEN 20000 AND 40000;
+-- the freed row ids are reused by heap: their old entries must be gone
+INSERT INTO cz SELECT g, g % 50000, 'y' FROM generate_series(200001, 230000) g;
+SELECT * FROM cz_check();
+SELECT fractam_verify('cz_k_z'), fractam_verify('cz_id_z');
+
+-- a small decoded-leaf cache, and none, give the same answers
+SET fractam.decoded_leaf_cache = '64kB';
+SELECT * FROM cz_check();
+SET fractam.decoded_leaf_cache = 0;
+SELECT * FROM cz_check();
+RESET fractam.decoded_leaf_cache;
+
+-- VACUUM FULL recompresses everything
+VACUUM FULL cz;
+SELECT relname, compressed_leaf_pages >= leaf_pages - 1 AS compressed
+FROM pg_class c, fractam_stats(c.oid) s
+WHERE relname IN ('cz_k_z', 'cz_t_l', 'cz_id_z') ORDER BY relname;
+SELECT * FROM cz_check();
+
+-- VACUUM unlinks an emptied leaf by changing its left neighbour's right
+-- link in place: a backend that cached the neighbour decoded must follow
+-- the new link, also once the freed page is reused
+CREATE TABLE cs (id int);
+INSERT INTO cs SELECT g FROM generate_series(1, 40000) g;
+CREATE INDEX cs_i ON cs USING fractam (id) WITH (compression = 'lz4');
+SET enable_seqscan = off;
+SET enable_bitmapscan = off;
+SELECT count(*) FROM cs WHERE id BETWEEN 1 AND 40000;
+-- exactly the entries of one leaf (where lz4 cuts them), so that its left
+-- neighbour's frame stays as this backend cached it
+SELECT leaf_pages AS leaves_before FROM fractam_stats('cs_i') \gset
+DELETE FROM cs WHERE id >= 3223 AND id < 4298;
+VACUUM (INDEX_CLEANUP ON) cs;
+SELECT :leaves_before - leaf_pages AS leaves_unlinked FROM fractam_stats('cs_i');
+SELECT fractam_verify('cs_i');
+SELECT txid_current() > 0 AS burn;
+SELECT txid_current() > 0 AS burn;
+DELETE FROM cs WHERE id = 39000;
+VACUUM (INDEX_CLEANUP ON) cs;
+INSERT INTO cs SELECT g FROM generate_series(40001, 60000) g;
+SELECT count(*), min(id), max(id) FROM cs WHERE id BETWEEN 2000 AND 10000;
+SELECT fractam_verify('cs_i');
+RESET enable_seqscan;
+RESET enable_bitmapscan;
+SELECT cz_q('SELECT count(*) FROM cs WHERE id BETWEEN 2000 AND 10000', 'seq') AS seqscan;
+DROP TABLE cs;
+
+DROP TABLE cz;
+DROP FUNCTION cz_check();
+DROP FUNCTION cz_q(text, text);

@@ -1,0 +1,699 @@
+/*-------------------------------------------------------------------------
+ *
+ * ft_compress.c
+ *	  Compressed leaves: building a leaf's frame, cutting items into
+ *	  compressed leaves as full as they fit, decoding a leaf for readers
+ *	  (with a backend cache of decoded leaves), and deletes that only set
+ *	  dead bits.
+ *
+ * The frame format is described in ft_page.h.  A compressed leaf is still
+ * one 8 kB page in shared buffers, with the high key outside the frame.
+ * Readers see it decoded: a page of FT_VIEW_SIZE bytes in backend memory,
+ * laid out like an uncompressed leaf, so every in-page search and the
+ * merges work on it unchanged.  It is built from the shared page under the
+ * caller's buffer lock and never written back.
+ *
+ * Decoded leaves are cached per backend (fractam.decoded_leaf_cache, in
+ * kB), keyed by relation file and block and checked against the frame's
+ * stamp and checksums, which change with every change of the frame: an LSN
+ * would not do, as it does not move on unlogged or temporary relations.
+ * The stamps come from a shared counter started at the server's start
+ * time in microseconds, so they do not repeat across restarts either.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "ft/ft_int.h"
+#include "common/hashfn.h"
+#include "miscadmin.h"
+#include "port/atomics.h"
+#include "port/pg_crc32c.h"
+#include "storage/ipc.h"
+#include "storage/lwlock.h"
+#include "storage/shmem.h"
+#include "utils/guc.h"
+#include "utils/memutils.h"
+#include "utils/timestamp.h"
+#include "wal/ft_xlog.h"
+
+/* fractam.decoded_leaf_cache: kB of decoded leaves each backend keeps */
+static int	decoded_leaf_cache_kb = 8192;
+
+#define CACHE_WAYS	4
+
+typedef struct ViewSlot
+{
+	RelFileNode node;
+	BlockNumber blkno;
+	uint64		stamp;
+	uint32		crc;
+	uint32		deadcrc;
+	uint64		used;			/* tick of the last use; 0: empty */
+	char	   *view;			/* FT_VIEW_SIZE bytes */
+} ViewSlot;
+
+static MemoryContext cache_cxt = NULL;
+static ViewSlot *slots = NULL;
+static int	nsets = 0;
+static uint64 tick = 0;
+
+/* a decoded leaf outside the cache (cache disabled), and scratch space */
+static char *spare_view = NULL;
+static char *raw_buf = NULL;
+static char *comp_buf = NULL;
+static Size comp_cap = 0;
+
+/* the shared stamp counter */
+typedef struct FrameStamps
+{
+	pg_atomic_uint64 next;
+} FrameStamps;
+
+static FrameStamps *frame_stamps = NULL;
+static shmem_request_hook_type prev_shmem_request_hook = NULL;
+static shmem_startup_hook_type prev_shmem_startup_hook = NULL;
+
+static char *
+scratch(char **p, Size size)
+{
+	if (*p == NULL)
+		*p = MemoryContextAlloc(TopMemoryContext, size);
+	return *p;
+}
+
+/* A stamp no frame of this cluster carried before */
+static uint64
+new_stamp(void)
+{
+	if (frame_stamps == NULL)
+		elog(ERROR, "fractam: shared memory is not set up (is fractam in shared_preload_libraries?)");
+	return pg_atomic_fetch_add_u64(&frame_stamps->next, 1);
+}
+
+static uint32
+frame_crc(FtCodecId codec, const FtFrameHeader *hdr, const char *data)
+{
+	pg_crc32c	crc;
+	uint8		c = (uint8) codec;
+
+	INIT_CRC32C(crc);
+	COMP_CRC32C(crc, &c, 1);
+	COMP_CRC32C(crc, &hdr->rawlen, sizeof(hdr->rawlen));
+	COMP_CRC32C(crc, &hdr->complen, sizeof(hdr->complen));
+	COMP_CRC32C(crc, &hdr->nitems, sizeof(hdr->nitems));
+	COMP_CRC32C(crc, data, hdr->complen);
+	FIN_CRC32C(crc);
+	return crc;
+}
+
+/* the page space items[0..n) take */
+static Size
+items_space(char **items, Size *lens, int n)
+{
+	Size		total = 0;
+
+	for (int i = 0; i < n; i++)
+		total += ft_item_space(lens[i]);
+	return total;
+}
+
+/*
+ * Compress items[0..n) into a frame (in comp_buf) for a leaf page that also
+ * holds a high key taking hikeyspace bytes (0: none).  Returns the frame's
+ * length if it fits on the page, else 0; *need is the length the frame has
+ * (0 if the items would not even fit a decoded page).
+ */
+static Size
+encode_frame(FtTree *tree, char **items, Size *lens, int n, Size hikeyspace,
+			 Size *need)
+{
+	Size		room;
+	Size		rawlen = 0;
+	Size		complen;
+	char	   *raw = scratch(&raw_buf, FT_VIEW_SIZE);
+	FtFrameHeader hdr;
+	Size		dead = FtFrameDeadBytes(n);
+	Size		cap;
+
+	*need = 0;
+	if (n <= 0 || n > FT_FRAME_MAX_ITEMS ||
+		items_space(items, lens, n) + hikeyspace > FT_VIEW_CAPACITY)
+		return 0;
+	room = MAXALIGN_DOWN(FT_LEAF_CAPACITY - hikeyspace - sizeof(ItemIdData));
+
+	for (int i = 0; i < n; i++)
+	{
+		uint16		l16 = (uint16) lens[i];
+
+		Assert(lens[i] > 0 && lens[i] <= PG_UINT16_MAX);
+		memcpy(raw + rawlen, &l16, sizeof(l16));
+		rawlen += sizeof(l16);
+		memcpy(raw + rawlen, items[i], lens[i]);
+		rawlen += lens[i];
+	}
+	Assert(rawlen <= FT_VIEW_SIZE);
+
+	if (comp_buf == NULL)
+	{
+		comp_cap = FT_FRAME_HDRSZ + FtFrameDeadBytes(FT_FRAME_MAX_ITEMS) +
+			Max(ft_codec_bound(FT_CODEC_LZ4, FT_VIEW_SIZE),
+				ft_codec_bound(FT_CODEC_ZSTD, FT_VIEW_SIZE));
+		comp_buf = MemoryContextAlloc(TopMemoryContext, comp_cap);
+	}
+	cap = comp_cap - FT_FRAME_HDRSZ - dead;
+	complen = ft_codec_compress(tree->codec, tree->codec_level, raw, rawlen,
+								comp_buf + FT_FRAME_HDRSZ + dead, cap);
+	if (complen == 0)
+		elog(ERROR, "fractam: %s failed to compress %zu bytes",
+			 ft_codec_name(tree->codec), rawlen);
+	*need = FT_FRAME_HDRSZ + dead + complen;
+	if (*need > room)
+		return 0;
+
+	memset(&hdr, 0, sizeof(hdr));
+	hdr.rawlen = (uint32) rawlen;
+	hdr.complen = (uint32) complen;
+	hdr.nitems = (uint16) n;
+	hdr.ndead = 0;
+	hdr.crc = frame_crc(tree->codec, &hdr, comp_buf + FT_FRAME_HDRSZ + dead);
+	memset(comp_buf, 0, FT_FRAME_HDRSZ + dead);
+	memcpy(comp_buf, &hdr, sizeof(hdr));
+	return *need;
+}
+
+/*
+ * Write items[0..n) (ascending) into page as one compressed leaf with the
+ * special space of template and high key hikey (NULL: no right sibling).
+ * False, with page untouched, if they do not fit.
+ */
+bool
+ft_leaf_compress(FtTree *tree, Page page, FtPageOpaque template,
+				 char **items, Size *lens, int n,
+				 const char *hikey, Size hikeylen)
+{
+	Size		hikeyspace = hikey ? ft_item_space(hikeylen) : 0;
+	Size		framelen;
+	Size		need;
+	FtFrameHeader *hdr;
+	FtPageOpaque opaque;
+	OffsetNumber off = FirstOffsetNumber;
+
+	Assert(tree->codec != FT_CODEC_NONE);
+	Assert((hikey != NULL) == (template->ft_right != InvalidBlockNumber));
+	framelen = encode_frame(tree, items, lens, n, hikeyspace, &need);
+	if (framelen == 0)
+		return false;
+
+	/* the stamp and deadcrc are set last: both are outside hdr->crc */
+	hdr = (FtFrameHeader *) comp_buf;
+	hdr->stamp = new_stamp();
+	hdr->deadcrc = ft_frame_deadcrc(hdr);
+
+	ft_leaf_page_init(page, template);
+	opaque = FtPageGetOpaque(page);
+	opaque->ft_codec = (uint8) tree->codec;
+	if (hikey)
+		ft_page_add_item(page, hikey, hikeylen, off++);
+	ft_page_add_item(page, comp_buf, framelen, off);
+	return true;
+}
+
+/*
+ * Cut items[0..n) into compressed leaves, each holding as many items as fit
+ * once compressed ("fill to fit").  starts[p] is the index of page p's
+ * first item; the last page's high key takes last_hikey_space bytes.
+ * Returns the number of pages, or -1 if more than maxpages are needed.
+ *
+ * Each page's count is guessed from the items that fit decoded, then
+ * corrected in proportion to the compressed size that guess gave, a few
+ * times at most.  The guesses compress what they test (a few tens of
+ * microseconds each with lz4, a few hundred with zstd), so they are few.
+ */
+int
+ft_cut_compressed(FtTree *tree, char **items, Size *lens, int n,
+				  Size last_hikey_space, int *starts, int maxpages)
+{
+	int			i = 0;
+	int			p = 0;
+
+	while (i < n)
+	{
+		int			k = 0;
+		int			good = 0;
+		int			bad;
+		Size		space = 0;
+
+		if (p >= maxpages)
+			return -1;
+		starts[p++] = i;
+
+		/* as many as fit decoded, with room for the high key */
+		while (i + k < n && k < FT_FRAME_MAX_ITEMS)
+		{
+			Size		hk = (i + k + 1 < n) ?
+				ft_item_space(ft_key_len(tree, lens[i + k + 1])) : last_hikey_space;
+
+			if (space + ft_item_space(lens[i + k]) + hk > FT_VIEW_CAPACITY)
+				break;
+			space += ft_item_space(lens[i + k]);
+			k++;
+		}
+		k = Max(k, 1);
+		bad = k + 1;			/* the least count known not to fit */
+
+		for (int tries = 0; tries < 6 && good + 1 < bad; tries++)
+		{
+			Size		hk = (i + k < n) ?
+				ft_item_space(ft_key_len(tree, lens[i + k])) : last_hikey_space;
+			Size		room = FT_LEAF_CAPACITY - hk - sizeof(ItemIdData);
+			Size		need;
+			double		scale;
+
+			if (encode_frame(tree, items + i, lens + i, k, hk, &need) > 0)
+				good = k;
+			else
+				bad = k;
+			if (good + 1 >= bad)
+				break;
+			/* the count the room would take at this ratio, a little less */
+			scale = need > 0 ? (double) room / need * 0.97 : 0.5;
+			k = (int) (k * scale);
+			k = Min(Max(k, good + 1), bad - 1);
+		}
+		/* a single item always fits (it is at most a fifth of a page) */
+		i += Max(good, 1);
+	}
+	return p;
+}
+
+/* ---------------------------------------------------------------------
+ * Decoding
+ * ---------------------------------------------------------------------
+ */
+
+static void
+corrupt(FtTree *tree, BlockNumber blkno, const char *detail)
+{
+	ereport(ERROR,
+			(errcode(ft_corrupted_errcode(tree->rel)),
+			 errmsg("%s \"%s\" has a corrupted compressed leaf at block %u",
+					ft_relkind_name(tree->rel),
+					RelationGetRelationName(tree->rel), blkno),
+			 errdetail_internal("%s", detail),
+			 ft_relation_is_index(tree->rel) ? errhint("Please REINDEX it.") : 0));
+}
+
+/*
+ * The frame of compressed leaf page, its header copied to *hdr after the
+ * checks that need no decompression.
+ */
+static const char *
+frame_of(FtTree *tree, BlockNumber blkno, Page page, FtFrameHeader *hdr)
+{
+	FtPageOpaque opaque = FtPageGetOpaque(page);
+	OffsetNumber foff = FtFirstDataOffset(opaque);
+	ItemId		iid;
+	const char *frame;
+	Size		len;
+	int			ndead = 0;
+
+	if (PageGetMaxOffsetNumber(page) != foff)
+		corrupt(tree, blkno, "The page does not hold exactly one frame.");
+	if (foff != FirstOffsetNumber)
+	{
+		/* the high key is copied into decoded leaves: it must lie in the page */
+		iid = PageGetItemId(page, FT_HIKEY);
+		if (!ItemIdIsNormal(iid) || ItemIdGetLength(iid) == 0 ||
+			ItemIdGetOffset(iid) < ((PageHeader) page)->pd_upper ||
+			ItemIdGetOffset(iid) + ItemIdGetLength(iid) > ((PageHeader) page)->pd_special)
+			corrupt(tree, blkno, "The high key's line pointer is invalid.");
+	}
+	iid = PageGetItemId(page, foff);
+	len = ItemIdGetLength(iid);
+	if (!ItemIdIsNormal(iid) || len < FT_FRAME_HDRSZ ||
+		ItemIdGetOffset(iid) < ((PageHeader) page)->pd_upper ||
+		ItemIdGetOffset(iid) + len > ((PageHeader) page)->pd_special)
+		corrupt(tree, blkno, "The frame's line pointer is invalid.");
+	frame = PageGetItem(page, iid);
+	memcpy(hdr, frame, sizeof(FtFrameHeader));
+	if (hdr->nitems == 0 || hdr->nitems > FT_FRAME_MAX_ITEMS ||
+		hdr->ndead >= hdr->nitems || hdr->reserved != 0 ||
+		hdr->rawlen > FT_VIEW_SIZE ||
+		(Size) FT_FRAME_HDRSZ + FtFrameDeadBytes(hdr->nitems) + hdr->complen != len)
+		corrupt(tree, blkno, "The frame's header is inconsistent.");
+	if (ft_frame_deadcrc((const FtFrameHeader *) frame) != hdr->deadcrc)
+		corrupt(tree, blkno, "The frame's dead bits fail their checksum.");
+	for (int i = 0; i < hdr->nitems; i++)
+		if (FtFrameIsDead((const FtFrameHeader *) frame, i))
+			ndead++;
+	if (ndead != hdr->ndead)
+		corrupt(tree, blkno, "The frame's dead bits do not match its count.");
+	return frame;
+}
+
+/* decode compressed leaf page into view (FT_VIEW_SIZE bytes) */
+static void
+decode_leaf(FtTree *tree, BlockNumber blkno, Page page, char *view)
+{
+	FtPageOpaque opaque = FtPageGetOpaque(page);
+	FtFrameHeader hdr;
+	const char *frame = frame_of(tree, blkno, page, &hdr);
+	const char *data = FtFrameData((const FtFrameHeader *) frame);
+	char	   *raw = scratch(&raw_buf, FT_VIEW_SIZE);
+	PageHeader	vh = (PageHeader) view;
+	Size		pos = 0;
+	OffsetNumber off = FirstOffsetNumber;
+	FtPageOpaque vopaque;
+
+	if (frame_crc((FtCodecId) opaque->ft_codec, &hdr, data) != hdr.crc)
+		corrupt(tree, blkno, "The compressed bytes fail their checksum.");
+	if (!ft_codec_decompress((FtCodecId) opaque->ft_codec, data, hdr.complen,
+							 raw, hdr.rawlen))
+		corrupt(tree, blkno, "The compressed bytes do not decompress.");
+
+	/* the page header and special space, then the items */
+	memcpy(view, page, SizeOfPageHeaderData);
+	vh->pd_lower = SizeOfPageHeaderData;
+	vh->pd_special = FT_VIEW_SIZE - MAXALIGN(sizeof(FtPageOpaqueData));
+	vh->pd_upper = vh->pd_special;
+	vopaque = FtPageGetOpaque(view);
+	memcpy(vopaque, opaque, sizeof(FtPageOpaqueData));
+	vopaque->ft_codec = FT_CODEC_NONE;
+
+#define VIEW_ADD(ptr, len) \
+	do { \
+		ItemId		vid; \
+		if (vh->pd_upper < MAXALIGN(len) || \
+			vh->pd_upper - MAXALIGN(len) < vh->pd_lower + sizeof(ItemIdData)) \
+			corrupt(tree, blkno, "The entries do not fit a decoded page."); \
+		vh->pd_upper -= MAXALIGN(len); \
+		vid = PageGetItemId(view, off); \
+		ItemIdSetNormal(vid, vh->pd_upper, (len)); \
+		memcpy(view + vh->pd_upper, (ptr), (len)); \
+		memset(view + vh->pd_upper + (len), 0, MAXALIGN(len) - (len)); \
+		vh->pd_lower += sizeof(ItemIdData); \
+		off++; \
+	} while (0)
+
+	if (!FtPageIsRightmost(opaque))
+	{
+		Size		hlen;
+		char	   *hikey = ft_page_item(page, FT_HIKEY, &hlen);
+
+		VIEW_ADD(hikey, hlen);
+	}
+	for (int i = 0; i < hdr.nitems; i++)
+	{
+		uint16		len;
+
+		if (pos + sizeof(uint16) > hdr.rawlen)
+			corrupt(tree, blkno, "The decompressed entries end early.");
+		memcpy(&len, raw + pos, sizeof(uint16));
+		pos += sizeof(uint16);
+		if (len == 0 || len > hdr.rawlen - pos)
+			corrupt(tree, blkno, "A decompressed entry has an invalid length.");
+		if (!FtFrameIsDead((const FtFrameHeader *) frame, i))
+			VIEW_ADD(raw + pos, len);
+		pos += len;
+	}
+	if (pos != hdr.rawlen)
+		corrupt(tree, blkno, "The decompressed entries do not fill the frame.");
+#undef VIEW_ADD
+}
+
+/*
+ * Does decoded leaf view hold page's high key?  (Nothing changes a
+ * compressed leaf's high key in place today; checking costs little.)
+ */
+static bool
+same_high_key(Page page, Page view)
+{
+	bool		pright = FtPageIsRightmost(FtPageGetOpaque(page));
+	bool		vright = FtPageIsRightmost(FtPageGetOpaque(view));
+	Size		plen;
+	Size		vlen;
+	char	   *pk;
+	char	   *vk;
+
+	if (pright || vright)
+		return pright == vright;
+	pk = ft_page_item(page, FT_HIKEY, &plen);
+	vk = ft_page_item(view, FT_HIKEY, &vlen);
+	return plen == vlen && memcmp(pk, vk, plen) == 0;
+}
+
+static void
+cache_reset(void)
+{
+	if (cache_cxt)
+		MemoryContextDelete(cache_cxt);
+	cache_cxt = NULL;
+	slots = NULL;
+	nsets = 0;
+}
+
+static void
+cache_setup(void)
+{
+	int			want = (decoded_leaf_cache_kb * 1024L) / FT_VIEW_SIZE / CACHE_WAYS;
+
+	if (want == nsets && (slots != NULL || want == 0))
+		return;
+	cache_reset();
+	if (want == 0)
+		return;
+	cache_cxt = AllocSetContextCreate(TopMemoryContext,
+									  "fractam decoded leaves",
+									  ALLOCSET_DEFAULT_SIZES);
+	slots = MemoryContextAllocZero(cache_cxt,
+								   sizeof(ViewSlot) * want * CACHE_WAYS);
+	nsets = want;
+}
+
+/*
+ * The leaf in buf (locked by the caller, at least share) as a page to read
+ * items from: the shared page itself, or if it is compressed its decoded
+ * copy in this backend's cache.  The copy stays valid until the next call
+ * of ft_leaf_view or ft_leaf_copy; nothing may write it.
+ */
+Page
+ft_leaf_view(FtTree *tree, Buffer buf)
+{
+	Page		page = BufferGetPage(buf);
+	FtPageOpaque opaque = FtPageGetOpaque(page);
+	BlockNumber blkno;
+	FtFrameHeader hdr;
+	RelFileNode node;
+	uint32		h;
+	ViewSlot   *set;
+	ViewSlot   *victim;
+
+	if (!FtPageIsCompressed(opaque))
+		return page;
+	Assert(FtPageIsLeaf(opaque));
+
+	blkno = BufferGetBlockNumber(buf);
+	(void) frame_of(tree, blkno, page, &hdr);
+	cache_setup();
+	if (nsets == 0)
+	{
+		char	   *view = scratch(&spare_view, FT_VIEW_SIZE);
+
+		decode_leaf(tree, blkno, page, view);
+		return (Page) view;
+	}
+
+	node = tree->rel->rd_node;
+	h = hash_bytes_uint32((uint32) node.relNode ^ (blkno * 0x9E3779B1U));
+	set = &slots[(h % nsets) * CACHE_WAYS];
+	victim = &set[0];
+	for (int w = 0; w < CACHE_WAYS; w++)
+	{
+		ViewSlot   *s = &set[w];
+
+		if (s->used != 0 && s->blkno == blkno &&
+			RelFileNodeEquals(s->node, node) && s->stamp == hdr.stamp &&
+			s->crc == hdr.crc && s->deadcrc == hdr.deadcrc &&
+			same_high_key(page, (Page) s->view))
+		{
+			/*
+			 * The frame is the same, but VACUUM changes a leaf's right link
+			 * in place (unlinking its empty right sibling): take the
+			 * special space as it is now.
+			 */
+			FtPageOpaque vopaque = FtPageGetOpaque(s->view);
+
+			memcpy(vopaque, opaque, sizeof(FtPageOpaqueData));
+			vopaque->ft_codec = FT_CODEC_NONE;
+			s->used = ++tick;
+			return (Page) s->view;
+		}
+		if (s->used < victim->used)
+			victim = s;
+	}
+
+	/* decode into the least recently used way of the set */
+	if (victim->view == NULL)
+		victim->view = MemoryContextAlloc(cache_cxt, FT_VIEW_SIZE);
+	victim->used = 0;			/* invalid until decoded */
+	decode_leaf(tree, blkno, page, victim->view);
+	victim->node = node;
+	victim->blkno = blkno;
+	victim->stamp = hdr.stamp;
+	victim->crc = hdr.crc;
+	victim->deadcrc = hdr.deadcrc;
+	victim->used = ++tick;
+	return (Page) victim->view;
+}
+
+/*
+ * Copy the leaf in buf (locked by the caller) into dst, FT_VIEW_SIZE bytes
+ * (BLCKSZ suffice for a leaf that is not compressed): decoded if compressed.
+ * Only the used parts are copied, as ft_copy_page does.
+ */
+void
+ft_leaf_copy(FtTree *tree, Buffer buf, char *dst)
+{
+	Page		view = ft_leaf_view(tree, buf);
+	PageHeader	hdr = (PageHeader) view;
+
+	if (view == BufferGetPage(buf))
+	{
+		ft_copy_page(dst, view);
+		return;
+	}
+	memcpy(dst, view, hdr->pd_lower);
+	memcpy(dst + hdr->pd_upper, view + hdr->pd_upper,
+		   FT_VIEW_SIZE - hdr->pd_upper);
+}
+
+/* Is the page a compressed leaf? */
+bool
+ft_leaf_is_compressed(Page page)
+{
+	return FtPageIsCompressed(FtPageGetOpaque(page));
+}
+
+/*
+ * Delete the items at offsets dead (ascending, offsets of the leaf's
+ * decoded page) from compressed leaf buf, held exclusively: their dead
+ * bits are set and logged (XLOG_FT_FRAME_DEAD), the frame is not
+ * re-encoded.  A leaf left with no live item becomes an empty uncompressed
+ * leaf, so that VACUUM finds it empty as any other.
+ */
+void
+ft_leaf_delete(FtTree *tree, Buffer buf, OffsetNumber *dead, int ndead)
+{
+	Page		page = BufferGetPage(buf);
+	FtPageOpaque opaque = FtPageGetOpaque(page);
+	BlockNumber blkno = BufferGetBlockNumber(buf);
+	FtFrameHeader hdr;
+	FtFrameHeader *frame;
+	OffsetNumber first = FtFirstDataOffset(opaque);
+	uint16	   *idx;
+	int			n = 0;
+	int			live = 0;
+	int			d = 0;
+	uint64		stamp;
+
+	frame = (FtFrameHeader *) frame_of(tree, blkno, page, &hdr);
+	idx = palloc(sizeof(uint16) * ndead);
+
+	/* the k-th live entry is the one at decoded offset first + k */
+	for (int i = 0; i < hdr.nitems && d < ndead; i++)
+	{
+		if (FtFrameIsDead(frame, i))
+			continue;
+		if (first + live == dead[d])
+		{
+			idx[n++] = (uint16) i;
+			d++;
+		}
+		live++;
+	}
+	if (n != ndead)
+		elog(ERROR, "fractam: deleting entries that block %u of \"%s\" does not hold",
+			 blkno, RelationGetRelationName(tree->rel));
+
+	if (hdr.ndead + n == hdr.nitems)
+	{
+		/* nothing left: an empty leaf like any other */
+		PGAlignedBlock image;
+		char	   *hikey = NULL;
+		Size		hikeylen = 0;
+		FtPageOpaqueData template = *opaque;
+
+		if (!FtPageIsRightmost(opaque))
+		{
+			char	   *h = ft_page_item(page, FT_HIKEY, &hikeylen);
+
+			hikey = palloc(hikeylen);
+			memcpy(hikey, h, hikeylen);
+		}
+		ft_rewrite_leaf_page(image.data, &template, NULL, NULL, 0, hikey,
+							 hikeylen);
+		START_CRIT_SECTION();
+		memcpy(page, image.data, BLCKSZ);
+		MarkBufferDirty(buf);
+		ftxlog_images(tree->rel, &buf, 1, FT_IMAGES_EMPTIED);
+		END_CRIT_SECTION();
+		if (hikey)
+			pfree(hikey);
+		pfree(idx);
+		return;
+	}
+
+	stamp = new_stamp();
+	START_CRIT_SECTION();
+	ft_frame_set_dead(frame, stamp, idx, n);
+	MarkBufferDirty(buf);
+	ftxlog_frame_dead(tree->rel, buf, stamp, idx, n);
+	END_CRIT_SECTION();
+	pfree(idx);
+}
+
+/* ---------------------------------------------------------------------
+ * Setup
+ * ---------------------------------------------------------------------
+ */
+
+static void
+stamps_shmem_request(void)
+{
+	if (prev_shmem_request_hook)
+		prev_shmem_request_hook();
+	RequestAddinShmemSpace(MAXALIGN(sizeof(FrameStamps)));
+}
+
+static void
+stamps_shmem_startup(void)
+{
+	bool		found;
+
+	if (prev_shmem_startup_hook)
+		prev_shmem_startup_hook();
+	LWLockAcquire(AddinShmemInitLock, LW_EXCLUSIVE);
+	frame_stamps = ShmemInitStruct("fractam frame stamps",
+								   sizeof(FrameStamps), &found);
+	if (!found)
+		pg_atomic_init_u64(&frame_stamps->next,
+						   (uint64) GetCurrentTimestamp());
+	LWLockRelease(AddinShmemInitLock);
+}
+
+void
+ft_compress_init(void)
+{
+	prev_shmem_request_hook = shmem_request_hook;
+	shmem_request_hook = stamps_shmem_request;
+	prev_shmem_startup_hook = shmem_startup_hook;
+	shmem_startup_hook = stamps_shmem_startup;
+
+	DefineCustomIntVariable("fractam.decoded_leaf_cache",
+							"Memory each backend keeps decoded compressed leaves in.",
+							"Scans and repeated probes of a compressed leaf decode it "
+							"once while it stays here; 0 disables the cache.",
+							&decoded_leaf_cache_kb, 8192, 0, 1024 * 1024,
+							PGC_USERSET, GUC_UNIT_KB, NULL, NULL, NULL);
+}

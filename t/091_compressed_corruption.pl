@@ -1,0 +1,173 @@
+# Corrupted compressed leaves are reported, never misread.
+#
+# A cluster without data checksums (so that PostgreSQL's own page check
+# does not hide fractam's) holds a table with a zstd and an lz4 fractam
+# index.  Each round, with the server stopped, one or a few bytes inside the
+# frame of a random compressed leaf are changed (a flipped bit or a random
+# byte in the header, the dead bits or the compressed bytes; the frame cut
+# short; the page's codec changed), and the server started again:
+#  - fractam_verify reports the index corrupted (ERRCODE_INDEX_CORRUPTED,
+#    naming the index and block): every byte of a frame is covered by one of
+#    its two checksums;
+#  - queries through the index either give the right answer (a leaf they do
+#    not read) or fail with the same error, never a wrong answer;
+#  - the server never crashes.
+# The index file is restored after each round.
+use strict;
+use warnings FATAL => qw(all);
+use FindBin;
+use File::Copy;
+use lib "$FindBin::RealBin/../test/perl";
+use FractamTest;
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+
+my $seed = $ENV{FRACTAM_TEST_SEED} // 20261125;
+srand($seed);
+diag("seed $seed (set FRACTAM_TEST_SEED to repeat another run)");
+my $rounds = $ENV{FRACTAM_FUZZ_ROUNDS} // 24;
+
+my $node = ft_node('fuzz');
+$node->init;						# no data checksums
+$node->ft_configure("autovacuum = off");
+$node->start;
+is($node->safe_psql('postgres', 'SHOW data_checksums'), 'off', 'data checksums are off');
+
+$node->safe_psql('postgres', q{
+	CREATE EXTENSION fractam;
+	CREATE TABLE fz (id int, k int, t text);
+	INSERT INTO fz SELECT g, (g * 7919) % 20000, 'v' || (g % 500) FROM generate_series(1, 40000) g;
+	CREATE INDEX fz_k ON fz USING fractam (k, id) WITH (compression = 'zstd');
+	CREATE INDEX fz_t ON fz USING fractam (t, id) WITH (compression = 'lz4');
+	CHECKPOINT;
+});
+
+my %query = (
+	fz_k => 'SELECT count(*), sum(id) FROM fz WHERE k BETWEEN 100 AND 15000',
+	fz_t => "SELECT count(*), sum(id) FROM fz WHERE t BETWEEN 'v1' AND 'v4'");
+my %expected;
+for my $idx (sort keys %query)
+{
+	$expected{$idx} = $node->safe_psql('postgres',
+		"SET enable_indexscan = off; SET enable_indexonlyscan = off; SET enable_bitmapscan = off; $query{$idx}");
+}
+
+# The compressed leaves of a relation file: [block, frame offset, frame length]
+sub compressed_leaves
+{
+	my ($path) = @_;
+	open(my $fh, '<:raw', $path) or die "open $path: $!";
+	my @found;
+	my $blk = 0;
+	while (read($fh, my $page, 8192) == 8192)
+	{
+		my ($lower, $upper, $special) = unpack('v v v', substr($page, 12, 6));
+		if ($blk > 0 && $special > 24 && $special <= 8192 - 40 && $lower >= 24)
+		{
+			my ($flags, $codec) = unpack('v C', substr($page, $special + 28, 3));
+			my $nitems = ($lower - 24) / 4;
+			if (($flags & 0x0002) && !($flags & 0x0010) && $codec != 0 && $nitems >= 1)
+			{
+				my $lp = unpack('V', substr($page, 24 + 4 * ($nitems - 1), 4));
+				my $off = $lp & 0x7fff;
+				my $len = ($lp >> 17) & 0x7fff;
+				push @found, [ $blk, $off, $len, $special, 24 + 4 * ($nitems - 1) ];
+			}
+		}
+		$blk++;
+	}
+	close($fh);
+	return @found;
+}
+
+my %files;
+for my $idx (sort keys %query)
+{
+	my $rel = $node->safe_psql('postgres', "SELECT pg_relation_filepath('$idx')");
+	$files{$idx} = $node->data_dir . "/$rel";
+}
+$node->stop;
+for my $idx (sort keys %query)
+{
+	copy($files{$idx}, "$files{$idx}.clean") or die "copy: $!";
+	my @leaves = compressed_leaves($files{$idx});
+	cmp_ok(scalar(@leaves), '>', 10, "$idx has compressed leaves to corrupt");
+}
+
+my @kinds = qw(bitflip header deadbits data truncate codec);
+for my $round (1 .. $rounds)
+{
+	my $idx = (sort keys %query)[ $round % 2 ];
+	my @leaves = compressed_leaves($files{$idx});
+	my ($blk, $off, $len, $special, $lpoff) = @{ $leaves[ int(rand(@leaves)) ] };
+	my $kind = $kinds[ int(rand(@kinds)) ];
+
+	open(my $fh, '+<:raw', $files{$idx}) or die "open: $!";
+	my $base = $blk * 8192;
+	my $patch;
+	my $where;
+	if ($kind eq 'codec')
+	{
+		# the other compression method
+		seek($fh, $base + $special + 30, 0);
+		read($fh, my $c, 1);
+		$where = $special + 30;
+		$patch = chr(ord($c) == 1 ? 2 : 1);
+	}
+	elsif ($kind eq 'truncate')
+	{
+		# the frame's line pointer loses 1 to 64 bytes of its length
+		seek($fh, $base + $lpoff, 0);
+		read($fh, my $lpb, 4);
+		my $lp = unpack('V', $lpb);
+		my $newlen = (($lp >> 17) & 0x7fff) - 1 - int(rand(64));
+		$lp = ($lp & 0x1ffff) | ($newlen << 17);
+		$where = $lpoff;
+		$patch = pack('V', $lp);
+	}
+	else
+	{
+		my $pos;
+		if ($kind eq 'header') { $pos = $off + int(rand(32)); }
+		elsif ($kind eq 'deadbits') { $pos = $off + 32 + int(rand(8)); }
+		elsif ($kind eq 'data') { $pos = $off + 300 + int(rand($len - 300)); }
+		else { $pos = $off + int(rand($len)); }
+		seek($fh, $base + $pos, 0);
+		read($fh, my $c, 1);
+		$where = $pos;
+		$patch = ($kind eq 'bitflip') ? chr(ord($c) ^ (1 << int(rand(8))))
+		  : chr((ord($c) + 1 + int(rand(255))) % 256);
+	}
+	seek($fh, $base + $where, 0);
+	print $fh $patch;
+	close($fh);
+
+	$node->start;
+	my $desc = "round $round: $idx block $blk, $kind at byte $where";
+	my ($ret, $out, $err) = $node->psql('postgres', "SELECT fractam_verify('$idx')",
+		extra_params => [ '-v', 'VERBOSITY=verbose' ]);
+	ok($ret != 0 && $err =~ /XX002/ && $err =~ /\Q$idx\E/, "$desc: verify reports it")
+	  or diag($err);
+
+	for my $q (sort keys %query)
+	{
+		my ($r, $o, $e) = $node->psql('postgres',
+			"SET enable_seqscan = off; SET enable_bitmapscan = off; $query{$q}",
+			extra_params => [ '-v', 'VERBOSITY=verbose' ]);
+		ok(($r == 0 && $o eq $expected{$q}) || ($r != 0 && $e =~ /XX002/),
+			"$desc: $q right or refused") or diag("ret $r out $o err $e");
+	}
+	$node->stop;
+	copy("$files{$idx}.clean", $files{$idx}) or die "copy: $!";
+}
+
+$node->start;
+is(join("\n", ft_log_problems($node)), '', 'server log: no PANIC or crash');
+for my $idx (sort keys %query)
+{
+	my ($r, $o, $e) = $node->psql('postgres', "SELECT fractam_verify('$idx')");
+	is($r, 0, "$idx verifies again once restored");
+}
+$node->stop;
+done_testing();
