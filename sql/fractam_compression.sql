@@ -20,9 +20,14 @@ CREATE INDEX cz_k_z ON cz USING fractam (k, id) WITH (compression = 'zstd', fano
 CREATE INDEX cz_t_l ON cz USING fractam (t, id) WITH (compression = 'lz4', compression_level = 9, fanout = 4);
 CREATE UNIQUE INDEX cz_id_z ON cz USING fractam (id) WITH (compression = 'zstd');
 CREATE INDEX cz_k_bt ON cz (k, id);
--- fractam.default_compression is written into the options of new indexes
+-- fractam.default_compression is written into the options of new indexes;
+-- an explicit 'none' stays, and so do the options of an index created
+-- under the catalog name, as pg_dump writes it
+SHOW fractam.default_compression;
 SET fractam.default_compression = 'lz4';
 CREATE INDEX cz_id_d ON cz USING fractam (id);
+CREATE INDEX cz_id_plain ON cz USING fractam (id) WITH (compression = 'none');
+CREATE INDEX cz_id_dump ON cz USING fractam_index (id);
 RESET fractam.default_compression;
 CREATE INDEX cz_id_n ON cz USING fractam (id);
 SELECT relname, reloptions FROM pg_class WHERE relname LIKE 'cz\_%' ORDER BY relname;
@@ -44,6 +49,10 @@ SELECT relname, leaf_pages > 1 AS several, compressed_leaf_pages >= leaf_pages -
 FROM pg_class c, fractam_stats(c.oid) s
 WHERE relname IN ('cz_k_z', 'cz_t_l', 'cz_id_z', 'cz_id_d', 'cz_id_n') ORDER BY relname;
 SELECT pg_relation_size('cz_k_z') < pg_relation_size('cz_k_bt') AS smaller_than_btree;
+SELECT relname, leaf_pages > 1 AS several, compressed_leaf_pages = 0 AS uncompressed
+FROM pg_class c, fractam_stats(c.oid) s
+WHERE relname IN ('cz_id_plain', 'cz_id_dump') ORDER BY relname;
+DROP INDEX cz_id_plain, cz_id_dump;
 
 DROP INDEX cz_k_bt;
 
@@ -97,6 +106,50 @@ SELECT relname, compressed_leaf_pages * 2 > leaf_pages AS mostly_compressed
 FROM pg_class c, fractam_stats(c.oid) s
 WHERE relname IN ('cz_k_z', 'cz_t_l') ORDER BY relname;
 SELECT * FROM cz_check();
+
+-- flushes fill compressed leaves: a leaf is compressed when it would
+-- split, and a full compressed leaf splits into halves that take more
+-- (cut greedily, it would leave a nearly empty page at every split)
+CREATE TABLE cf (k int);
+CREATE INDEX cf_k ON cf USING fractam (k) WITH (compression = 'zstd', fanout = 4);
+SET fractam.direct_apply = off;
+DO $$
+BEGIN
+	FOR b IN 0..19 LOOP
+		INSERT INTO cf SELECT (g * 7919) % 1000003
+		FROM generate_series(b * 10000 + 1, b * 10000 + 10000) g;
+	END LOOP;
+END $$;
+RESET fractam.direct_apply;
+-- an uncompressed leaf holds about 400 of these entries
+SELECT compressed_leaf_pages * 10 > leaf_pages * 9 AS mostly_compressed,
+       leaf_items / leaf_pages > 600 AS filled
+FROM fractam_stats('cf_k');
+SELECT fractam_verify('cf_k');
+SET enable_seqscan = off;
+SET enable_bitmapscan = off;
+SELECT count(*), sum(k::bigint) FROM cf WHERE k BETWEEN 0 AND 1000003;
+RESET enable_seqscan;
+RESET enable_bitmapscan;
+SELECT count(*), sum(k::bigint) FROM cf;
+-- a flush that fits the uncompressed leaf leaves it uncompressed (changed
+-- in place, logged as a delta)
+TRUNCATE cf;
+ALTER INDEX cf_k SET (compression = 'none', fillfactor = 50);
+ALTER INDEX cf_k RESET (fanout);
+INSERT INTO cf SELECT g * 10 FROM generate_series(1, 40000) g;
+REINDEX INDEX cf_k;
+ALTER INDEX cf_k SET (compression = 'zstd');
+SELECT leaf_pages AS leaves_before FROM fractam_stats('cf_k') \gset
+SET fractam.direct_apply = off;
+INSERT INTO cf SELECT ((g * 7919) % 40000) * 10 + 5 FROM generate_series(1, 20000) g;
+RESET fractam.direct_apply;
+SELECT flushes > 0 AS flushed, compressed_leaf_pages * 20 < leaf_pages AS few_compressed,
+       leaf_pages = :leaves_before AS no_split
+FROM fractam_stats('cf_k');
+SELECT fractam_verify('cf_k');
+SELECT count(*), sum(k::bigint) FROM cf;
+DROP TABLE cf;
 
 -- direct inserts into compressed leaves rewrite them uncompressed
 INSERT INTO cz SELECT g, (g * 31) % 50000, 'x' || (g % 900)

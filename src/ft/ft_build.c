@@ -273,7 +273,7 @@ emit_compressed_leaves(FtBuildState state, const char *next, Size nextlen)
 
 	np = ft_cut_compressed(tree, lv->items, lv->lens, lv->n,
 						   ft_item_space(ft_key_len(tree, nextlen)), starts,
-						   lengthof(starts));
+						   lengthof(starts), false);
 	Assert(np >= 1);
 	nwrite = (np == 1) ? 1 : np - 1;
 	for (p = 0; p < nwrite; p++)
@@ -313,7 +313,7 @@ finish_compressed_leaves(FtBuildState state)
 	int			p;
 
 	np = ft_cut_compressed(tree, lv->items, lv->lens, lv->n, 0, starts,
-						   lengthof(starts));
+						   lengthof(starts), false);
 	/* a tree needs at least two leaves to have a root above them */
 	if (np == 1 && lv->npages_done == 0)
 	{

@@ -2,7 +2,8 @@
  *
  * ft_compress.c
  *	  Compressed leaves: building a leaf's frame, cutting items into
- *	  compressed leaves as full as they fit, decoding a leaf for readers
+ *	  compressed leaves (as full as they fit, or sharing them evenly when a
+ *	  leaf splits), decoding a leaf for readers
  *	  (with a backend cache of decoded leaves), and deletes that only set
  *	  dead bits.
  *
@@ -220,19 +221,17 @@ ft_leaf_compress(FtTree *tree, Page page, FtPageOpaque template,
 }
 
 /*
- * Cut items[0..n) into compressed leaves, each holding as many items as fit
- * once compressed ("fill to fit").  starts[p] is the index of page p's
- * first item; the last page's high key takes last_hikey_space bytes.
- * Returns the number of pages, or -1 if more than maxpages are needed.
+ * One pass of ft_cut_compressed: pages of at most cap bytes of items once
+ * decoded, each as full as fits within that.
  *
  * Each page's count is guessed from the items that fit decoded, then
  * corrected in proportion to the compressed size that guess gave, a few
  * times at most.  The guesses compress what they test (a few tens of
  * microseconds each with lz4, a few hundred with zstd), so they are few.
  */
-int
-ft_cut_compressed(FtTree *tree, char **items, Size *lens, int n,
-				  Size last_hikey_space, int *starts, int maxpages)
+static int
+cut_compressed_pass(FtTree *tree, char **items, Size *lens, int n,
+					Size last_hikey_space, int *starts, int maxpages, Size cap)
 {
 	int			i = 0;
 	int			p = 0;
@@ -254,7 +253,7 @@ ft_cut_compressed(FtTree *tree, char **items, Size *lens, int n,
 			Size		hk = (i + k + 1 < n) ?
 				ft_item_space(ft_key_len(tree, lens[i + k + 1])) : last_hikey_space;
 
-			if (space + ft_item_space(lens[i + k]) + hk > FT_VIEW_CAPACITY)
+			if (space + ft_item_space(lens[i + k]) + hk > cap)
 				break;
 			space += ft_item_space(lens[i + k]);
 			k++;
@@ -285,6 +284,51 @@ ft_cut_compressed(FtTree *tree, char **items, Size *lens, int n,
 		i += Max(good, 1);
 	}
 	return p;
+}
+
+/*
+ * Cut items[0..n) into compressed leaves ("fill to fit").  starts[p] is the
+ * index of page p's first item; the last page's high key takes
+ * last_hikey_space bytes.  Returns the number of pages, or -1 if more than
+ * maxpages are needed.
+ *
+ * Without even, each page holds as many items as fit once compressed: right
+ * for builds and for the sealed pages behind an append point, which take no
+ * more entries.  With even, the same number of pages share the items about
+ * equally instead, as a leaf that splits under random inserts should: cut
+ * greedily, a full leaf that takes a few more entries would split into a
+ * full page and a nearly empty one, and split again at its next flush,
+ * leaving a trail of nearly empty compressed leaves.
+ */
+int
+ft_cut_compressed(FtTree *tree, char **items, Size *lens, int n,
+				  Size last_hikey_space, int *starts, int maxpages, bool even)
+{
+	int			np = cut_compressed_pass(tree, items, lens, n, last_hikey_space,
+										 starts, maxpages, FT_VIEW_CAPACITY);
+
+	if (even && np > 1)
+	{
+		int		   *alt = palloc(sizeof(int) * maxpages);
+		Size		total = 0;
+		Size		cap;
+		int			na;
+
+		for (int i = 0; i < n; i++)
+			total += ft_item_space(lens[i]);
+		/* a share of the items, with a margin for the high keys */
+		cap = Min(total / np + total / (np * 16) + BLCKSZ / 16, FT_VIEW_CAPACITY);
+		na = cut_compressed_pass(tree, items, lens, n, last_hikey_space, alt,
+								 maxpages, cap);
+		/* keep the balanced cut unless it needs more pages */
+		if (na > 0 && na <= np)
+		{
+			memcpy(starts, alt, sizeof(int) * na);
+			np = na;
+		}
+		pfree(alt);
+	}
+	return np;
 }
 
 /* ---------------------------------------------------------------------

@@ -338,16 +338,22 @@ ft_flush_child(FtTree *tree, Buffer bbuf, int childidx, Buffer lbuf,
 
 		/*
 		 * With compression, the items of a cold leaf (buffered messages came
-		 * in, and no direct insert) go into compressed leaves, as full as they
-		 * fit; for the rightmost leaf all but its last page, the append
-		 * point.  A leaf that takes direct inserts stays (or becomes)
-		 * uncompressed until it cools.  (The pages a direct append point
-		 * leaves behind are not compressed: alone, each would hold no more
-		 * than the uncompressed page it came from; that needs merging into
-		 * the compressed leaf on its left.)
+		 * in, and no direct insert) go into compressed leaves when they no
+		 * longer fit the uncompressed page (instead of splitting it), or
+		 * when the leaf is compressed already; for the rightmost leaf all
+		 * but its last page, the append point.  Until then a flush changes
+		 * the uncompressed leaf in place and logs a delta, not a page image,
+		 * and compresses nothing: a leaf is compressed once it is full,
+		 * then takes flushes (each re-encoding it) until its frame is full
+		 * and it splits into compressed halves.  A leaf that takes direct
+		 * inserts stays (or becomes) uncompressed until it cools and fills.  (The
+		 * pages a direct append point leaves behind are not compressed:
+		 * alone, each would hold no more than the uncompressed page it came
+		 * from; that needs merging into the compressed leaf on its left.)
 		 */
 		if (tree->codec != FT_CODEC_NONE && nitems > 0 &&
-			end > first && extra == NULL)
+			end > first && extra == NULL &&
+			(npages > 1 || FtPageIsCompressed(lopaque)))
 			nsealed = (oldhikey != NULL) ? nitems : starts[npages - 1];
 		if (nsealed > 0)
 		{
@@ -356,8 +362,10 @@ ft_flush_child(FtTree *tree, Buffer bbuf, int childidx, Buffer lbuf,
 				ft_item_space(ft_key_len(tree, lens[nsealed])) :
 				(oldhikey ? ft_item_space(oldhikeylen) : 0);
 
+			/* pages that will take more flushes share the items evenly */
 			ncomp = ft_cut_compressed(tree, items, lens, nsealed, tailhk,
-									  starts, FT_MAX_FLUSH_LEAVES);
+									  starts, FT_MAX_FLUSH_LEAVES,
+									  oldhikey != NULL);
 			if (ncomp < 0)
 				elog(ERROR, "fractam: flush would produce more than %d leaves",
 					 FT_MAX_FLUSH_LEAVES);

@@ -202,7 +202,8 @@ extern bool ft_leaf_compress(FtTree *tree, Page page, FtPageOpaque template,
 							 char **items, Size *lens, int n,
 							 const char *hikey, Size hikeylen);
 extern int	ft_cut_compressed(FtTree *tree, char **items, Size *lens, int n,
-							  Size last_hikey_space, int *starts, int maxpages);
+							  Size last_hikey_space, int *starts, int maxpages,
+							  bool even);
 extern Page ft_leaf_view(FtTree *tree, Buffer buf);
 extern void ft_leaf_copy(FtTree *tree, Buffer buf, char *dst);
 extern bool ft_leaf_is_compressed(Page page);
