@@ -346,10 +346,11 @@ ft_flush_child(FtTree *tree, Buffer bbuf, int childidx, Buffer lbuf,
 		 * and compresses nothing: a leaf is compressed once it is full,
 		 * then takes flushes (each re-encoding it) until its frame is full
 		 * and it splits into compressed halves.  A leaf that takes direct
-		 * inserts stays (or becomes) uncompressed until it cools and fills.  (The
-		 * pages a direct append point leaves behind are not compressed:
-		 * alone, each would hold no more than the uncompressed page it came
-		 * from; that needs merging into the compressed leaf on its left.)
+		 * inserts stays (or becomes) uncompressed until it cools and fills.
+		 * (The pages a direct append point leaves behind are not
+		 * compressed: alone, each would hold no more than the uncompressed
+		 * page it came from; that needs merging into the compressed leaf on
+		 * its left.)
 		 */
 		if (tree->codec != FT_CODEC_NONE && nitems > 0 &&
 			end > first && extra == NULL &&
