@@ -133,6 +133,14 @@ typedef struct FtTree
 								 * compressed (FT_CODEC_NONE: not at all);
 								 * leaves already written keep theirs */
 	int			codec_level;	/* the codec's level */
+
+	/*
+	 * Or NULL.  The buffer ring that new leaves and the right-edge leaf of
+	 * an ascending bulk load go through (COPY's BulkInsertState), so that a
+	 * load recycles a few buffers of its own instead of pushing the rest of
+	 * shared buffers out, as heap's bulk inserts do.
+	 */
+	BufferAccessStrategy strategy;
 } FtTree;
 
 /* Largest item a tree accepts (also bounds pivots and messages) */

@@ -97,10 +97,12 @@ ft_checkpage(Relation rel, Buffer buf)
 }
 
 /*
- * Read and lock a page, checking that it is sane.
+ * Read and lock a page, checking that it is sane; through strategy, if not
+ * NULL.
  */
-Buffer
-ft_getbuf(FtTree *tree, BlockNumber blkno, int access)
+static Buffer
+getbuf(FtTree *tree, BlockNumber blkno, int access,
+	   BufferAccessStrategy strategy)
 {
 	Buffer		buf;
 
@@ -109,7 +111,8 @@ ft_getbuf(FtTree *tree, BlockNumber blkno, int access)
 				(errcode(ft_corrupted_errcode(tree->rel)),
 				 errmsg("%s \"%s\" references an invalid block",
 						ft_relkind_name(tree->rel), RelationGetRelationName(tree->rel))));
-	buf = ReadBuffer(tree->rel, blkno);
+	buf = ReadBufferExtended(tree->rel, MAIN_FORKNUM, blkno, RBM_NORMAL,
+							 strategy);
 	if (access != BUFFER_LOCK_UNLOCK)
 	{
 #if defined(__GNUC__)
@@ -122,6 +125,24 @@ ft_getbuf(FtTree *tree, BlockNumber blkno, int access)
 		ft_checkpage(tree->rel, buf);
 	}
 	return buf;
+}
+
+Buffer
+ft_getbuf(FtTree *tree, BlockNumber blkno, int access)
+{
+	return getbuf(tree, blkno, access, NULL);
+}
+
+/*
+ * ft_getbuf for a leaf: through the tree's bulk-load ring if it has one
+ * (FtTree.strategy), which leaves the usage count of a buffer already in
+ * shared buffers alone, so that the ring can recycle the leaves the load
+ * filled.
+ */
+Buffer
+ft_getleaf(FtTree *tree, BlockNumber blkno, int access)
+{
+	return getbuf(tree, blkno, access, tree->strategy);
 }
 
 /*
@@ -194,8 +215,8 @@ free_page_candidate(Relation rel)
  * safe, as in nbtree: the extension lock is never held while waiting for
  * anything else.
  */
-Buffer
-ft_newbuf(FtTree *tree)
+static Buffer
+newbuf(FtTree *tree, BufferAccessStrategy strategy)
 {
 	Buffer		buf;
 	bool		needLock = !RELATION_IS_LOCAL(tree->rel);
@@ -212,7 +233,8 @@ ft_newbuf(FtTree *tree)
 
 		if (blkno == InvalidBlockNumber)
 			break;
-		buf = ReadBuffer(tree->rel, blkno);
+		buf = ReadBufferExtended(tree->rel, MAIN_FORKNUM, blkno, RBM_NORMAL,
+								 strategy);
 		if (ConditionalLockBuffer(buf))
 		{
 			Page		page = BufferGetPage(buf);
@@ -240,10 +262,27 @@ ft_newbuf(FtTree *tree)
 	if (needLock)
 		LockRelationForExtension(tree->rel, ExclusiveLock);
 	buf = ReadBufferExtended(tree->rel, MAIN_FORKNUM, P_NEW,
-							 RBM_ZERO_AND_LOCK, NULL);
+							 RBM_ZERO_AND_LOCK, strategy);
 	if (needLock)
 		UnlockRelationForExtension(tree->rel, ExclusiveLock);
 	return buf;
+}
+
+Buffer
+ft_newbuf(FtTree *tree)
+{
+	return newbuf(tree, NULL);
+}
+
+/*
+ * ft_newbuf for a new leaf: through the tree's bulk-load ring if it has one
+ * (FtTree.strategy).  Internal pages never go through it: every descent
+ * reads them.
+ */
+Buffer
+ft_newleaf(FtTree *tree)
+{
+	return newbuf(tree, tree->strategy);
 }
 
 /*
@@ -453,8 +492,10 @@ count_buffer_use(Buffer buf)
 }
 
 /*
- * ft_getbuf for a page that was seen in buffer recent a moment ago (see
+ * ft_getbuf for a leaf that was seen in buffer recent a moment ago (see
  * ft_leaf_resident): pin that buffer directly if it still holds the page.
+ * A tree with a bulk-load ring reads its leaves through it and leaves
+ * their usage count alone, so that the ring can recycle them.
  */
 Buffer
 ft_getbuf_recent(FtTree *tree, BlockNumber blkno, int access, Buffer recent)
@@ -463,9 +504,10 @@ ft_getbuf_recent(FtTree *tree, BlockNumber blkno, int access, Buffer recent)
 
 	if (!BufferIsValid(recent) ||
 		!ReadRecentBuffer(tree->rel->rd_node, MAIN_FORKNUM, blkno, recent))
-		return ft_getbuf(tree, blkno, access);
+		return getbuf(tree, blkno, access, tree->strategy);
 	buf = recent;
-	count_buffer_use(buf);
+	if (tree->strategy == NULL)
+		count_buffer_use(buf);
 	LockBuffer(buf, access);
 	ft_checkpage(tree->rel, buf);
 	return buf;

@@ -436,7 +436,7 @@ ft_flush_child(FtTree *tree, Buffer bbuf, int childidx, Buffer lbuf,
 	bufs[0] = lbuf;
 	for (p = 1; p < npages; p++)
 	{
-		bufs[p] = ft_newbuf(tree);
+		bufs[p] = ft_newleaf(tree);
 		((FtPivotHeader *) pivots[p - 1])->child = BufferGetBlockNumber(bufs[p]);
 	}
 	ftxlog_reserve(tree->rel, npages + 1);

@@ -310,7 +310,8 @@ try_fastpath(FtTree *tree, const char *item, Size len, FtCompareFn keycmp)
 
 	if (blkno == InvalidBlockNumber)
 		return false;
-	buf = ReadBuffer(tree->rel, blkno);
+	buf = ReadBufferExtended(tree->rel, MAIN_FORKNUM, blkno, RBM_NORMAL,
+							 tree->strategy);
 	if (!ConditionalLockBuffer(buf))
 	{
 		ReleaseBuffer(buf);
@@ -612,8 +613,8 @@ apply_with_rewrite(FtTree *tree, Buffer bbuf, int childidx,
 				   const char *item, Size len, UniqueProbe *u)
 {
 	Page		bpage = BufferGetPage(bbuf);
-	Buffer		lbuf = ft_getbuf(tree, ft_child_block(bpage, childidx),
-								 BUFFER_LOCK_EXCLUSIVE);
+	Buffer		lbuf = ft_getleaf(tree, ft_child_block(bpage, childidx),
+								  BUFFER_LOCK_EXCLUSIVE);
 	LeafInsertResult res = leaf_insert(tree, lbuf, item, len, u);
 
 	if (res != LEAF_FULL)
@@ -637,7 +638,7 @@ static InsertStep
 drain_into_leaf(FtTree *tree, Buffer bbuf, const InsertTarget *t,
 				const char *item, Size len)
 {
-	Buffer		lbuf = ft_getbuf(tree, t->child, BUFFER_LOCK_EXCLUSIVE);
+	Buffer		lbuf = ft_getleaf(tree, t->child, BUFFER_LOCK_EXCLUSIVE);
 
 	if (ft_flush_child(tree, bbuf, t->childidx, lbuf, item, len, false) == FT_FLUSH_DONE)
 		return INSERT_DONE;
@@ -1063,7 +1064,9 @@ append_to_right_edge(FtTree *tree, char **items, Size *lens, int n)
 
 	if (blkno == InvalidBlockNumber)
 		return 0;
-	buf = ReadBuffer(tree->rel, blkno);
+	/* a bulk load's leaf stays in its ring (FtTree.strategy) */
+	buf = ReadBufferExtended(tree->rel, MAIN_FORKNUM, blkno, RBM_NORMAL,
+							 tree->strategy);
 	if (!ConditionalLockBuffer(buf))
 	{
 		ReleaseBuffer(buf);

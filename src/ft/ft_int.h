@@ -139,9 +139,11 @@ extern void ft_oscache_init(void);
 
 /* ft_buffer.c */
 extern Buffer ft_getbuf(FtTree *tree, BlockNumber blkno, int access);
+extern Buffer ft_getleaf(FtTree *tree, BlockNumber blkno, int access);
 extern BlockNumber ft_nblocks(FtTree *tree);
 extern void ft_checkpage(Relation rel, Buffer buf);
 extern Buffer ft_newbuf(FtTree *tree);
+extern Buffer ft_newleaf(FtTree *tree);
 extern bool ft_page_recyclable(Page page);
 extern void ft_read_meta(FtTree *tree, BlockNumber *root, uint32 *root_level);
 extern void ft_forget_root(FtTree *tree);

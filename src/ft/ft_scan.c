@@ -529,7 +529,7 @@ step_leaf(FtScan scan)
 			FtDescent	d;
 
 			memset(&d, 0, sizeof(d));
-			d.buf = ft_getbuf(tree, scan->lright, BUFFER_LOCK_SHARE);
+			d.buf = ft_getleaf(tree, scan->lright, BUFFER_LOCK_SHARE);
 			if (FtPageIsDeleted(FtPageGetOpaque(BufferGetPage(d.buf))))
 			{
 				/*

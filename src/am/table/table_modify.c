@@ -18,6 +18,7 @@
 #include "postgres.h"
 
 #include "access/heaptoast.h"
+#include "access/hio.h"
 #include "access/multixact.h"
 #include "access/xact.h"
 #include "access/xlog.h"
@@ -163,8 +164,14 @@ fractam_multi_insert(Relation rel, TupleTableSlot **slots, int nslots,
 			pfree(tuple);
 	}
 
-	/* row ids ascend: at the right edge a leaf's worth goes in at once */
+	/*
+	 * Row ids ascend: at the right edge a leaf's worth goes in at once, and
+	 * the leaves filled go through the load's buffer ring, as heap's pages
+	 * do (bistate is NULL when heap would not use a ring either).
+	 */
 	fractam_table_tree(rel, &tree);
+	if (bistate)
+		tree.strategy = bistate->strategy;
 	ft_insert_ascending(&tree, items, lens, nslots);
 	pgstat_count_heap_insert(rel, nslots);
 

@@ -112,6 +112,15 @@ fractam_scan_begin(Relation rel, Snapshot snapshot, int nkeys,
 										   ALLOCSET_DEFAULT_SIZES);
 	fractam_table_tree(rel, &scan->tree);
 
+	/*
+	 * A scan of a table larger than a quarter of shared buffers reads its
+	 * leaves through a small ring, as heap's does (initscan), so that it
+	 * does not push everything else out of shared buffers.
+	 */
+	if ((flags & SO_ALLOW_STRAT) && !RelationUsesLocalBuffers(rel) &&
+		RelationGetNumberOfBlocks(rel) > NBuffers / 4)
+		scan->tree.strategy = GetAccessStrategy(BAS_BULKREAD);
+
 	/* a serializable seq scan reads the whole table, as heap's */
 	if (flags & SO_TYPE_SEQSCAN)
 	{
@@ -130,6 +139,8 @@ fractam_scan_end(TableScanDesc sscan)
 		ft_scan_end(scan->ftscan);
 	if (BufferIsValid(scan->vmbuf))
 		ReleaseBuffer(scan->vmbuf);
+	if (scan->tree.strategy)
+		FreeAccessStrategy(scan->tree.strategy);
 	MemoryContextDelete(scan->rangecxt);
 	RelationDecrementReferenceCount(sscan->rs_rd);
 	if (sscan->rs_flags & SO_TEMP_SNAPSHOT)
