@@ -48,6 +48,44 @@ SELECT (SELECT lh_probe('lh')) = (SELECT lh_probe('lh_heap')) AS same;
 SELECT count(*), sum(grp) FROM lh WHERE id BETWEEN 1 AND 30000;
 SELECT count(*), sum(grp) FROM lh_heap WHERE id BETWEEN 1 AND 30000;
 
+-- runs of ascending row ids (an ordered range through the index): each
+-- fetch tries the entry after the previous one, then the leaf to the
+-- right of the previous leaf; descending runs and runs whose row ids jump
+-- (versions the updates above moved) fall back to a search
+CREATE FUNCTION lh_range(tab regclass, dir text) RETURNS TABLE (n bigint, s bigint, l bigint, f text)
+LANGUAGE plpgsql AS $$
+BEGIN
+	RETURN QUERY EXECUTE format(
+		'SELECT count(*), sum(id), sum(length(v)), md5(string_agg(id::text || v, '','' ORDER BY ord))
+		 FROM (SELECT id, v, row_number() OVER () AS ord FROM
+			   (SELECT id, v FROM %s WHERE id BETWEEN 1 AND 30000 ORDER BY id %s) o) r', tab, dir);
+END $$;
+EXPLAIN (COSTS OFF) SELECT id, v FROM lh WHERE id BETWEEN 1 AND 30000 ORDER BY id;
+SELECT (SELECT lh_range('lh', 'ASC')) = (SELECT lh_range('lh_heap', 'ASC')) AS same_ascending,
+	   (SELECT lh_range('lh', 'DESC')) = (SELECT lh_range('lh_heap', 'DESC')) AS same_descending;
+-- a scrollable cursor changes direction, and its own transaction adds
+-- versions behind it that its snapshot must not see
+BEGIN;
+DECLARE c_lh SCROLL CURSOR FOR SELECT id, v FROM lh WHERE id BETWEEN 100 AND 25000 ORDER BY id;
+DECLARE c_heap SCROLL CURSOR FOR SELECT id, v FROM lh_heap WHERE id BETWEEN 100 AND 25000 ORDER BY id;
+MOVE 700 IN c_lh;
+MOVE 700 IN c_heap;
+UPDATE lh SET v = v || 'c' WHERE id BETWEEN 100 AND 25000;
+UPDATE lh_heap SET v = v || 'c' WHERE id BETWEEN 100 AND 25000;
+FETCH 3 FROM c_lh;
+FETCH 3 FROM c_heap;
+MOVE BACKWARD 400 IN c_lh;
+MOVE BACKWARD 400 IN c_heap;
+FETCH BACKWARD 2 FROM c_lh;
+FETCH BACKWARD 2 FROM c_heap;
+MOVE 5000 IN c_lh;
+MOVE 5000 IN c_heap;
+FETCH 2 FROM c_lh;
+FETCH 2 FROM c_heap;
+COMMIT;
+SELECT (SELECT lh_range('lh', 'ASC')) = (SELECT lh_range('lh_heap', 'ASC')) AS same_after_update;
+DROP FUNCTION lh_range(regclass, text);
+
 -- a new file (TRUNCATE) starts without hints
 TRUNCATE lh;
 INSERT INTO lh SELECT g, 0, 'z' FROM generate_series(1, 3000) g;

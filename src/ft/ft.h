@@ -235,8 +235,27 @@ typedef struct FtItemRef
 
 extern bool ft_item_find(FtTree *tree, const char *key, Size keylen,
 						 int access, FtItemRef *ref);
+/*
+ * Where a run of lookups of nearby keys last ended (ft_item_find_near):
+ * the leaf, the buffer it was in then, which is pinned again without a
+ * buffer-table lookup and without adding to its usage count while it still
+ * holds the leaf (one use per leaf per run, as heap's index fetches count
+ * one per page), and the entry found, whose successor is tried before a
+ * binary search.
+ */
+typedef struct FtLeafHint
+{
+	BlockNumber blkno;			/* InvalidBlockNumber: no hint */
+	Buffer		recent;			/* or InvalidBuffer */
+	OffsetNumber off;			/* where the last key was found there, or
+								 * InvalidOffsetNumber */
+} FtLeafHint;
+
+#define FT_NO_LEAF_HINT \
+	((FtLeafHint) {InvalidBlockNumber, InvalidBuffer, InvalidOffsetNumber})
+
 extern bool ft_item_find_near(FtTree *tree, const char *key, Size keylen,
-							  int access, FtItemRef *ref, BlockNumber *hint);
+							  int access, FtItemRef *ref, FtLeafHint *hint);
 extern void ft_item_patch(FtTree *tree, FtItemRef *ref, Size start,
 						  const char *bytes, Size len);
 extern void ft_item_release(FtItemRef *ref);

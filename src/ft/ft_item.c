@@ -53,29 +53,64 @@ bool
 ft_item_find(FtTree *tree, const char *key, Size keylen, int access,
 			 FtItemRef *ref)
 {
-	BlockNumber hint = InvalidBlockNumber;
+	FtLeafHint	hint = FT_NO_LEAF_HINT;
 
 	return ft_item_find_near(tree, key, keylen, access, ref, &hint);
 }
 
 /*
- * Does leaf page (locked) tell on its own where key is?  The leaf's range
- * is [its lower bound, its high key); its first item is not below the lower
- * bound, so a key between its first item and its high key belongs here even
- * when no item has it.  Sets *off and *found as ft_leaf_lower_bound does.
+ * Is the page (locked, reached through a hint: it may since have been
+ * deleted, reused, or never been a leaf) a leaf whose items can be read in
+ * place?
+ */
+static bool
+usable_leaf(Page page)
+{
+	FtPageOpaque opaque;
+
+	if (PageIsNew(page) ||
+		PageGetSpecialSize(page) != MAXALIGN(sizeof(FtPageOpaqueData)))
+		return false;
+	opaque = FtPageGetOpaque(page);
+	return opaque->ft_page_id == FT_PAGE_ID && ft_page_format_known(opaque) &&
+		FtPageIsLeaf(opaque) && !FtPageIsDeleted(opaque) &&
+		!FtPageIsCompressed(opaque) &&
+		PageGetMaxOffsetNumber(page) >= FtFirstDataOffset(opaque);
+}
+
+/* Is the item at off (if the leaf has one there) the one with key? */
+static bool
+item_at(FtTree *tree, Page page, OffsetNumber off, const char *key,
+		Size keylen)
+{
+	char	   *item;
+	Size		len;
+
+	if (off < FtFirstDataOffset(FtPageGetOpaque(page)) ||
+		off > PageGetMaxOffsetNumber(page))
+		return false;
+	item = ft_page_item(page, off, &len);
+	return ft_cmp(tree, item, len, key, keylen) == 0;
+}
+
+/*
+ * Does usable leaf page (locked) tell on its own where key is?  The leaf's
+ * range is [its lower bound, its high key); its first item is not below
+ * the lower bound, so a key between its first item and its high key
+ * belongs here even when no item has it.  Sets *off and *found as
+ * ft_leaf_lower_bound does; *beyond tells whether the key is at or past
+ * the high key (it belongs to a leaf further right).
  */
 static bool
 leaf_decides(FtTree *tree, Page page, const char *key, Size keylen,
-			 OffsetNumber *off, bool *found)
+			 OffsetNumber *off, bool *found, bool *beyond)
 {
 	FtPageOpaque opaque = FtPageGetOpaque(page);
 	OffsetNumber first = FtFirstDataOffset(opaque);
 	char	   *item;
 	Size		len;
 
-	if (!FtPageIsLeaf(opaque) || FtPageIsDeleted(opaque) ||
-		FtPageIsCompressed(opaque) || PageGetMaxOffsetNumber(page) < first)
-		return false;
+	*beyond = false;
 	*off = ft_leaf_lower_bound(tree, page, key, keylen, found);
 	if (*found)
 		return true;
@@ -85,48 +120,109 @@ leaf_decides(FtTree *tree, Page page, const char *key, Size keylen,
 	if (FtPageIsRightmost(opaque))
 		return true;
 	item = ft_page_item(page, FT_HIKEY, &len);
-	return ft_cmp(tree, key, keylen, item, len) < 0;
+	*beyond = ft_cmp(tree, key, keylen, item, len) >= 0;
+	return !*beyond;
+}
+
+/*
+ * Pin and lock leaf blkno (recent: the buffer it was last seen in, or
+ * InvalidBuffer) if it is a usable leaf that decides where key is; else
+ * hold nothing and return InvalidBuffer.  The entry after the previous
+ * lookup's (prev, InvalidOffsetNumber if none) is tried before a binary
+ * search.  *right is set to the leaf's right sibling when the key lies
+ * beyond its range, else to InvalidBlockNumber.
+ */
+static Buffer
+try_leaf(FtTree *tree, BlockNumber blkno, Buffer recent, OffsetNumber prev,
+		 const char *key, Size keylen, int access, OffsetNumber *off,
+		 bool *found, BlockNumber *right)
+{
+	Buffer		buf;
+	Page		page;
+	bool		beyond;
+
+	*right = InvalidBlockNumber;
+	if (BufferIsValid(recent) &&
+		ReadRecentBuffer(tree->rel->rd_node, MAIN_FORKNUM, blkno, recent))
+		buf = recent;
+	else
+		buf = ReadBuffer(tree->rel, blkno);
+	page = BufferGetPage(buf);
+	LockBuffer(buf, access);
+	if (usable_leaf(page))
+	{
+		/* a run of ascending keys: the next entry, or the same one again */
+		if (prev != InvalidOffsetNumber)
+		{
+			if (item_at(tree, page, OffsetNumberNext(prev), key, keylen))
+			{
+				*off = OffsetNumberNext(prev);
+				*found = true;
+				return buf;
+			}
+			if (item_at(tree, page, prev, key, keylen))
+			{
+				*off = prev;
+				*found = true;
+				return buf;
+			}
+		}
+		if (leaf_decides(tree, page, key, keylen, off, found, &beyond))
+			return buf;
+		if (beyond)
+			*right = FtPageGetOpaque(page)->ft_right;
+	}
+	UnlockReleaseBuffer(buf);
+	return InvalidBuffer;
 }
 
 /*
  * ft_item_find for a run of nearby keys (an index scan's row ids): *hint is
- * the leaf the previous call ended in (InvalidBlockNumber: none), which is
- * tried before a descent and usually holds the next key too; it is updated.
- * No pin is kept between calls (a kept pin would make VACUUM's cleanup
- * locks wait for the caller), so the leaf is checked to still be a live
- * leaf whose range holds the key.
+ * the leaf the previous call ended in (see FtLeafHint), which is tried
+ * before a descent and usually holds the next key too, and its right
+ * sibling when the run has gone past it; it is updated.  No pin is kept
+ * between calls (a kept pin would make VACUUM's cleanup locks wait for the
+ * caller), so the leaf is checked to still be a live leaf whose range
+ * holds the key.  A leaf still in the buffer the hint names is pinned
+ * there without counting a use: the calls of a run read the same leaf
+ * dozens of times, and counting each (up to the maximum usage count)
+ * would make every leaf a range scan passed look hot, so the clock sweep
+ * would have to pass over it five times before it could evict it.
  */
 bool
 ft_item_find_near(FtTree *tree, const char *key, Size keylen, int access,
-				  FtItemRef *ref, BlockNumber *hint)
+				  FtItemRef *ref, FtLeafHint *hint)
 {
 	Buffer		buf = InvalidBuffer;
 	Page		page;
 	bool		found;
 	OffsetNumber off;
 
-	if (*hint != InvalidBlockNumber)
+	if (hint->blkno != InvalidBlockNumber)
 	{
-		buf = ReadBuffer(tree->rel, *hint);
-		page = BufferGetPage(buf);
-		LockBuffer(buf, access);
-		if (PageIsNew(page) ||
-			PageGetSpecialSize(page) != MAXALIGN(sizeof(FtPageOpaqueData)) ||
-			FtPageGetOpaque(page)->ft_page_id != FT_PAGE_ID ||
-			!ft_page_format_known(FtPageGetOpaque(page)) ||
-			!leaf_decides(tree, page, key, keylen, &off, &found))
+		BlockNumber right;
+
+		buf = try_leaf(tree, hint->blkno, hint->recent, hint->off, key,
+					   keylen, access, &off, &found, &right);
+		/* one step right costs less than a descent */
+		if (!BufferIsValid(buf) && right != InvalidBlockNumber)
 		{
-			UnlockReleaseBuffer(buf);
-			buf = InvalidBuffer;
+			buf = try_leaf(tree, right, InvalidBuffer, InvalidOffsetNumber,
+						   key, keylen, access, &off, &found, &right);
+			if (BufferIsValid(buf))
+				hint->blkno = BufferGetBlockNumber(buf);
 		}
 	}
 	if (!BufferIsValid(buf))
 	{
 		buf = descend_to_leaf(tree, key, keylen, access);
-		page = BufferGetPage(buf);
-		*hint = BufferGetBlockNumber(buf);
-		off = ft_leaf_lower_bound(tree, page, key, keylen, &found);
+		hint->blkno = BufferGetBlockNumber(buf);
+		off = ft_leaf_lower_bound(tree, BufferGetPage(buf), key, keylen,
+								  &found);
 	}
+	page = BufferGetPage(buf);
+	hint->recent = buf;
+	hint->off = found ? off : InvalidOffsetNumber;
 	if (!found)
 	{
 		UnlockReleaseBuffer(buf);

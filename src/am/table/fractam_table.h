@@ -208,7 +208,7 @@ extern bool fractam_scan_next_version(FtScan scan, const char **item,
 extern HeapTuple fractam_item_copy(Relation rel, const char *item, Size len);
 extern HeapTuple fractam_fetch_version(Relation rel, FtRowId rowid);
 extern HeapTuple fractam_fetch_version_near(Relation rel, FtRowId rowid,
-											BlockNumber *hint);
+											FtLeafHint *hint);
 extern char *fractam_version_item(FtRowId rowid, HeapTuple tup, Size *len);
 extern void fractam_store_version(Relation rel, FtRowId rowid, HeapTuple tup);
 extern void fractam_relation_set_new_filenode(Relation rel,

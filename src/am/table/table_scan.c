@@ -486,7 +486,7 @@ fractam_parallelscan_initialize(Relation rel, ParallelTableScanDesc pscan)
 typedef struct FractamIndexFetchData
 {
 	IndexFetchTableData xs_base;
-	BlockNumber leaf_hint;		/* the leaf the last fetch ended in */
+	FtLeafHint	leaf_hint;		/* the leaf the last fetch ended in */
 } FractamIndexFetchData;
 
 struct IndexFetchTableData *
@@ -495,14 +495,14 @@ fractam_index_fetch_begin(Relation rel)
 	FractamIndexFetchData *fetch = palloc0(sizeof(FractamIndexFetchData));
 
 	fetch->xs_base.rel = rel;
-	fetch->leaf_hint = InvalidBlockNumber;
+	fetch->leaf_hint = FT_NO_LEAF_HINT;
 	return &fetch->xs_base;
 }
 
 void
 fractam_index_fetch_reset(struct IndexFetchTableData *data)
 {
-	((FractamIndexFetchData *) data)->leaf_hint = InvalidBlockNumber;
+	((FractamIndexFetchData *) data)->leaf_hint = FT_NO_LEAF_HINT;
 }
 
 void
@@ -517,7 +517,7 @@ fractam_index_fetch_end(struct IndexFetchTableData *data)
  */
 static bool
 fetch_visible(Relation rel, ItemPointer tid, Snapshot snapshot,
-			  TupleTableSlot *slot, bool *all_dead, BlockNumber *hint)
+			  TupleTableSlot *slot, bool *all_dead, FtLeafHint *hint)
 {
 	HeapTuple	tup;
 	MemoryContext old;

@@ -31,8 +31,12 @@
 static int
 rowid_compare(void *arg, const char *a, Size alen, const char *b, Size blen)
 {
+	FtRowId		x = fractam_item_rowid(a);
+	FtRowId		y = fractam_item_rowid(b);
+
 	Assert(alen >= FRACTAM_ROWID_SIZE && blen >= FRACTAM_ROWID_SIZE);
-	return memcmp(a, b, FRACTAM_ROWID_SIZE);
+	/* the order of the big-endian bytes, without a call to memcmp */
+	return (x > y) - (x < y);
 }
 
 /*
@@ -451,20 +455,24 @@ fractam_item_copy(Relation rel, const char *item, Size len)
  */
 static bool
 find_version_near(FtTree *tree, FtRowId rowid, int access, FtItemRef *ref,
-				  BlockNumber *hint)
+				  FtLeafHint *hint)
 {
 	char		key[FRACTAM_ROWID_SIZE];
 	FractamTableCache *cache = (FractamTableCache *) tree->owner;
 	BlockNumber *slot = cache ? leaf_hint_slot(cache, rowid) : NULL;
 	bool		found;
 
-	if (slot && *slot != InvalidBlockNumber)
-		*hint = *slot;
+	if (slot && *slot != InvalidBlockNumber && *slot != hint->blkno)
+	{
+		hint->blkno = *slot;
+		hint->recent = InvalidBuffer;
+		hint->off = InvalidOffsetNumber;
+	}
 	fractam_rowid_key(rowid, key);
 	found = ft_item_find_near(tree, key, sizeof(key), access, ref, hint);
 	/* looked up again: nothing in between frees hints, but stay safe */
 	if (cache && (slot = leaf_hint_slot(cache, rowid)) != NULL)
-		*slot = *hint;
+		*slot = hint->blkno;
 	if (!found)
 		return false;
 	if (fractam_item_is_deadset(ref->len))
@@ -478,7 +486,7 @@ find_version_near(FtTree *tree, FtRowId rowid, int access, FtItemRef *ref,
 bool
 fractam_find_version(FtTree *tree, FtRowId rowid, int access, FtItemRef *ref)
 {
-	BlockNumber hint = InvalidBlockNumber;
+	FtLeafHint	hint = FT_NO_LEAF_HINT;
 
 	return find_version_near(tree, rowid, access, ref, &hint);
 }
@@ -502,7 +510,7 @@ fractam_scan_next_version(FtScan scan, const char **item, Size *len)
 HeapTuple
 fractam_fetch_version(Relation rel, FtRowId rowid)
 {
-	BlockNumber hint = InvalidBlockNumber;
+	FtLeafHint	hint = FT_NO_LEAF_HINT;
 
 	return fractam_fetch_version_near(rel, rowid, &hint);
 }
@@ -512,7 +520,7 @@ fractam_fetch_version(Relation rel, FtRowId rowid)
  * previous one ended in, tried first (ft_item_find_near).
  */
 HeapTuple
-fractam_fetch_version_near(Relation rel, FtRowId rowid, BlockNumber *hint)
+fractam_fetch_version_near(Relation rel, FtRowId rowid, FtLeafHint *hint)
 {
 	FtTree		tree;
 	FtItemRef	ref;
