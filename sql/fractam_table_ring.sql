@@ -2,7 +2,8 @@
 -- small buffer ring, as heap's do: COPY's leaves through its bulk-insert
 -- ring (16 MB), a scan of a table larger than a quarter of shared buffers
 -- through a 256 kB one.  Neither may push the rest of shared buffers out,
--- and both must still see every row.
+-- and both must still see every row.  Sized for the harness's default
+-- shared_buffers (128MB): the table must exceed a quarter of it.
 SET client_min_messages = warning;
 CREATE EXTENSION IF NOT EXISTS pg_buffercache;
 

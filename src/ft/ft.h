@@ -135,10 +135,13 @@ typedef struct FtTree
 	int			codec_level;	/* the codec's level */
 
 	/*
-	 * Or NULL.  The buffer ring that new leaves and the right-edge leaf of
-	 * an ascending bulk load go through (COPY's BulkInsertState), so that a
-	 * load recycles a few buffers of its own instead of pushing the rest of
-	 * shared buffers out, as heap's bulk inserts do.
+	 * Or NULL.  A buffer ring that leaves go through (ft_getleaf,
+	 * ft_newleaf): COPY's bulk-insert ring for the new leaves and the
+	 * right-edge leaf of an ascending load, a bulk-read ring for the leaves
+	 * a large sequential scan follows right links to.  A buffer read
+	 * through a ring gains no use beyond the first, so the ring can recycle
+	 * it, and the load or scan does not push the rest of shared buffers
+	 * out, as heap's do not.  Index trees never have one.
 	 */
 	BufferAccessStrategy strategy;
 } FtTree;

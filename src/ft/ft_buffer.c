@@ -134,10 +134,10 @@ ft_getbuf(FtTree *tree, BlockNumber blkno, int access)
 }
 
 /*
- * ft_getbuf for a leaf: through the tree's bulk-load ring if it has one
- * (FtTree.strategy), which leaves the usage count of a buffer already in
- * shared buffers alone, so that the ring can recycle the leaves the load
- * filled.
+ * ft_getbuf for a leaf: through the tree's ring if it has one
+ * (FtTree.strategy), which gives a buffer already in shared buffers no use
+ * beyond its first, so that the ring can recycle the leaves a load filled
+ * or a scan passed.
  */
 Buffer
 ft_getleaf(FtTree *tree, BlockNumber blkno, int access)
@@ -275,7 +275,7 @@ ft_newbuf(FtTree *tree)
 }
 
 /*
- * ft_newbuf for a new leaf: through the tree's bulk-load ring if it has one
+ * ft_newbuf for a new leaf: through the tree's ring if it has one
  * (FtTree.strategy).  Internal pages never go through it: every descent
  * reads them.
  */

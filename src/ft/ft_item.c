@@ -142,7 +142,8 @@ try_leaf(FtTree *tree, BlockNumber blkno, Buffer recent, OffsetNumber prev,
 	bool		beyond;
 
 	*right = InvalidBlockNumber;
-	if (BufferIsValid(recent) &&
+	/* local buffers: ReadRecentBuffer mishandles them before 15.3 */
+	if (BufferIsValid(recent) && !RelationUsesLocalBuffers(tree->rel) &&
 		ReadRecentBuffer(tree->rel->rd_node, MAIN_FORKNUM, blkno, recent))
 		buf = recent;
 	else
@@ -187,7 +188,10 @@ try_leaf(FtTree *tree, BlockNumber blkno, Buffer recent, OffsetNumber prev,
  * there without counting a use: the calls of a run read the same leaf
  * dozens of times, and counting each (up to the maximum usage count)
  * would make every leaf a range scan passed look hot, so the clock sweep
- * would have to pass over it five times before it could evict it.
+ * would have to pass over it five times before it could evict it.  The
+ * entry tried first takes only an item with exactly the key, so this
+ * serves trees whose keys are unique (a table's row ids): with equal keys
+ * it could return another of them than the first.
  */
 bool
 ft_item_find_near(FtTree *tree, const char *key, Size keylen, int access,

@@ -18,7 +18,7 @@
 #include "postgres.h"
 
 #include "access/heaptoast.h"
-#include "access/hio.h"
+#include "access/hio.h"			/* BulkInsertStateData: COPY's ring */
 #include "access/multixact.h"
 #include "access/xact.h"
 #include "access/xlog.h"

@@ -26,6 +26,7 @@
 #include "pgstat.h"
 #include "storage/bufmgr.h"
 #include "storage/predicate.h"
+#include "storage/smgr.h"
 #include "utils/memutils.h"
 #include "utils/snapmgr.h"
 
@@ -115,10 +116,14 @@ fractam_scan_begin(Relation rel, Snapshot snapshot, int nkeys,
 	/*
 	 * A scan of a table larger than a quarter of shared buffers reads its
 	 * leaves through a small ring, as heap's does (initscan), so that it
-	 * does not push everything else out of shared buffers.
+	 * does not push everything else out of shared buffers.  The size is the
+	 * file's: RelationGetNumberOfBlocks counts TID blocks (row ids) and
+	 * descends the tree to find them.  Only the leaves reached through
+	 * right links go through the ring; those a descent reaches (one per
+	 * level-1 node, and every leaf of a backward scan) do not.
 	 */
 	if ((flags & SO_ALLOW_STRAT) && !RelationUsesLocalBuffers(rel) &&
-		RelationGetNumberOfBlocks(rel) > NBuffers / 4)
+		smgrnblocks(RelationGetSmgr(rel), MAIN_FORKNUM) > NBuffers / 4)
 		scan->tree.strategy = GetAccessStrategy(BAS_BULKREAD);
 
 	/* a serializable seq scan reads the whole table, as heap's */

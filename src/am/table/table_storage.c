@@ -31,11 +31,13 @@
 static int
 rowid_compare(void *arg, const char *a, Size alen, const char *b, Size blen)
 {
-	FtRowId		x = fractam_item_rowid(a);
-	FtRowId		y = fractam_item_rowid(b);
+	FtRowId		x;
+	FtRowId		y;
 
 	Assert(alen >= FRACTAM_ROWID_SIZE && blen >= FRACTAM_ROWID_SIZE);
 	/* the order of the big-endian bytes, without a call to memcmp */
+	x = fractam_item_rowid(a);
+	y = fractam_item_rowid(b);
 	return (x > y) - (x < y);
 }
 
@@ -449,9 +451,10 @@ fractam_item_copy(Relation rel, const char *item, Size len)
 /*
  * Find the version with row id rowid and lock its leaf (access): false if
  * there is none (never written, removed by VACUUM, or only a dead set
- * remembers it, see table_prune.c).  The leaf hint of its run is tried
- * first, then *hint (the leaf the caller's previous lookup ended in, or
- * InvalidBlockNumber), which is set to the leaf this one ended in.
+ * remembers it, see table_prune.c).  *hint is where the caller's previous
+ * lookup ended (FT_NO_LEAF_HINT: none); the backend's leaf hint of the row
+ * id's run, when it names another leaf, replaces it.  *hint is set to
+ * where this lookup ended.
  */
 static bool
 find_version_near(FtTree *tree, FtRowId rowid, int access, FtItemRef *ref,
