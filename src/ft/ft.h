@@ -225,6 +225,7 @@ typedef uint64 (*FtSeqGrantFn) (uint64 value);
 extern uint64 ft_meta_take_seq(FtTree *tree, FtSeqGrantFn grant, uint64 limit,
 							   uint64 *count);
 extern uint64 ft_meta_read_seq(FtTree *tree);
+extern uint32 ft_meta_version(FtTree *tree);
 extern bool ft_searching_free_pages(void);
 
 /* ft_item.c: one item of an unbuffered tree, in place */
@@ -261,6 +262,24 @@ extern bool ft_item_find_near(FtTree *tree, const char *key, Size keylen,
 							  int access, FtItemRef *ref, FtLeafHint *hint);
 extern void ft_item_patch(FtTree *tree, FtItemRef *ref, Size start,
 						  const char *bytes, Size len);
+
+/*
+ * An owner's transform of an item into a longer one with the same key (a
+ * table expands a compact row version into heap's full header before it
+ * changes it).  Registered at library load under a number that WAL records
+ * name, so that redo, which knows nothing of owners, repeats it; it must
+ * depend on the item's bytes only.  Returns a palloc'd item.
+ */
+typedef char *(*FtItemTransformFn) (const char *item, Size len,
+									Size *newlen);
+
+#define FT_TRANSFORM_TABLE_EXPAND	1
+#define FT_TRANSFORM_MAX			1
+
+extern void ft_register_item_transform(int id, FtItemTransformFn fn);
+extern char *ft_item_transformed(int id, const char *item, Size len,
+								 Size *newlen);
+extern bool ft_item_transform(FtTree *tree, FtItemRef *ref, int id);
 extern void ft_item_release(FtItemRef *ref);
 
 /*
@@ -339,6 +358,8 @@ extern FtUniqueResult ft_insert_unique(FtTree *tree, const char *item,
 									   Size len, FtCompareFn keycmp,
 									   FtUniqueCheckFn check,
 									   FtUniquePruneFn prune, void *checkarg);
+extern bool ft_replace(FtTree *tree, const char *item, Size len,
+					   FtUniqueCheckFn check, void *checkarg);
 
 /* ft_scan.c */
 typedef struct FtScanData *FtScan;

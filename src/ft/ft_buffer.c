@@ -325,12 +325,13 @@ ft_read_meta(FtTree *tree, BlockNumber *root, uint32 *root_level)
 						ft_relkind_name(tree->rel)),
 				 errdetail("Metapage magic is 0x%08x, expected 0x%08x.",
 						   meta->magic, FT_MAGIC)));
-	if (meta->version != FT_FORMAT_VERSION)
+	if (meta->version < FT_FORMAT_VERSION_MIN ||
+		meta->version > FT_FORMAT_VERSION)
 		ereport(ERROR,
 				(errcode(ft_corrupted_errcode(tree->rel)),
-				 errmsg("%s \"%s\" has fractam format version %u, but this build supports version %u",
+				 errmsg("%s \"%s\" has fractam format version %u, but this build supports versions %u to %u",
 						ft_relkind_name(tree->rel), RelationGetRelationName(tree->rel), meta->version,
-						FT_FORMAT_VERSION),
+						FT_FORMAT_VERSION_MIN, FT_FORMAT_VERSION),
 				 ft_relation_is_index(tree->rel) ?
 				 errhint("REINDEX the index with this version of fractam.") : 0));
 	*root = meta->root;
@@ -342,6 +343,25 @@ ft_read_meta(FtTree *tree, BlockNumber *root, uint32 *root_level)
 		tree->rootcache->level = *root_level;
 		tree->rootcache->valid = true;
 	}
+}
+
+/*
+ * The tree's on-disk format version (FT_FORMAT_VERSION_MIN ..
+ * FT_FORMAT_VERSION): what its owner may write into it.
+ */
+uint32
+ft_meta_version(FtTree *tree)
+{
+	BlockNumber root;
+	uint32		level;
+	Buffer		buf;
+	uint32		version;
+
+	ft_read_meta(tree, &root, &level);	/* checks the metapage */
+	buf = ft_getbuf(tree, FT_METAPAGE_BLKNO, BUFFER_LOCK_SHARE);
+	version = FtPageGetMeta(BufferGetPage(buf))->version;
+	UnlockReleaseBuffer(buf);
+	return version;
 }
 
 /*

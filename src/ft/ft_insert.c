@@ -92,6 +92,9 @@ typedef struct UniqueProbe
 	const char *low;
 	Size		lowlen;
 	bool		accepted;		/* check accepted the whole run once */
+	bool		replace;		/* ft_replace: the item replaces the stored
+								 * one with its key, if check accepts that
+								 * one */
 } UniqueProbe;
 
 /*
@@ -249,7 +252,19 @@ leaf_insert(FtTree *tree, Buffer lbuf, const char *item, Size len,
 	 */
 	view = ft_leaf_view(tree, lbuf);
 	off = ft_leaf_lower_bound(tree, view, item, len, &found);
-	if (u)
+	if (u && u->replace)
+	{
+		Size		olen;
+		char	   *old;
+
+		/* check and replacement under this one exclusive lock */
+		if (!found)
+			return LEAF_KEY_REJECTED;
+		old = ft_page_item(view, off, &olen);
+		if (u->check(u->checkarg, old, olen) != FT_UNIQUE_ACCEPT)
+			return LEAF_KEY_REJECTED;
+	}
+	else if (u)
 	{
 		bool		pruned;
 		LeafInsertResult check = leaf_check_key(tree, u, lbuf, view, off,
@@ -1158,6 +1173,20 @@ ft_insert_ascending(FtTree *tree, char **items, Size *lens, int n)
 	}
 }
 
+static void
+probe_init(UniqueProbe *probe, FtCompareFn keycmp, FtUniqueCheckFn check,
+		   FtUniquePruneFn prune, void *checkarg, bool replace)
+{
+	probe->keycmp = keycmp;
+	probe->check = check;
+	probe->prune = prune;
+	probe->checkarg = checkarg;
+	probe->low = NULL;
+	probe->lowlen = 0;
+	probe->accepted = false;
+	probe->replace = replace;
+}
+
 /*
  * A unique insert: item goes in only if the tree can tell, without reading
  * anything a plain insert would not, which items with the same key exist,
@@ -1189,12 +1218,26 @@ ft_insert_unique(FtTree *tree, const char *item, Size len,
 	UniqueProbe probe;
 
 	Assert(keycmp != NULL);
-	probe.keycmp = keycmp;
-	probe.check = check;
-	probe.prune = prune;
-	probe.checkarg = checkarg;
-	probe.low = NULL;
-	probe.lowlen = 0;
-	probe.accepted = false;
+	probe_init(&probe, keycmp, check, prune, checkarg, false);
 	return insert_item(tree, item, len, &probe);
+}
+
+/*
+ * Replace the item with item's key in an unbuffered tree by item, if
+ * check (arg, the stored item) accepts it; false if it refuses or there is
+ * no such item.  The check and the replacement happen under one exclusive
+ * lock of the leaf, which is rewritten (and split, if the new item does
+ * not fit) as a flush would.  For the rare change that ft_item_transform
+ * cannot do in place: the caller, holding nothing, tells with check
+ * whether the item is still the one it saw.
+ */
+bool
+ft_replace(FtTree *tree, const char *item, Size len, FtUniqueCheckFn check,
+		   void *checkarg)
+{
+	UniqueProbe probe;
+
+	Assert(!tree->buffering);
+	probe_init(&probe, tree->cmp, check, NULL, checkarg, true);
+	return insert_item(tree, item, len, &probe) == FT_UNIQUE_INSERTED;
 }

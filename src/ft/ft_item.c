@@ -259,6 +259,84 @@ ft_item_patch(FtTree *tree, FtItemRef *ref, Size start, const char *bytes,
 	END_CRIT_SECTION();
 }
 
+/* item transforms, by number (FtItemTransformFn) */
+static FtItemTransformFn transforms[FT_TRANSFORM_MAX + 1];
+
+void
+ft_register_item_transform(int id, FtItemTransformFn fn)
+{
+	Assert(id > 0 && id <= FT_TRANSFORM_MAX);
+	transforms[id] = fn;
+}
+
+/* transform id of item (also called by redo) */
+char *
+ft_item_transformed(int id, const char *item, Size len, Size *newlen)
+{
+	if (id <= 0 || id > FT_TRANSFORM_MAX || transforms[id] == NULL)
+		elog(ERROR, "fractam: item transform %d is not registered", id);
+	return transforms[id] (item, len, newlen);
+}
+
+/*
+ * Replace the item ref holds (leaf locked exclusively) by its transform id
+ * (same key, maybe longer), in place, if the leaf has room or once the
+ * leaf's owner has made room in it (ft_prune_leaf).  One XLOG_FT_PATCH
+ * record that names the transform, which redo repeats on the item: a few
+ * bytes, not the new item.  Returns false, changing nothing, if the leaf
+ * has no room; the caller then releases the leaf and goes through
+ * ft_replace, which can split it.  ref then holds the new item.
+ */
+bool
+ft_item_transform(FtTree *tree, FtItemRef *ref, int id)
+{
+	Page		page = BufferGetPage(ref->buf);
+	Size		newlen;
+	char	   *item = ft_item_transformed(id, ref->item, ref->len, &newlen);
+
+	Assert(BufferIsValid(ref->buf));
+	Assert(ft_cmp(tree, item, newlen, ref->item, ref->len) == 0);
+	Assert(newlen <= ft_tree_max_item_size(tree));
+	if (PageGetExactFreeSpace(page) + MAXALIGN(ref->len) < MAXALIGN(newlen))
+	{
+		bool		found;
+
+		/* the leaf's owner may give up or shrink items it holds */
+		ft_prune_forget();
+		if (!ft_prune_leaf(tree, ref->buf,
+						   ft_item_space(newlen) - ft_item_space(ref->len)))
+		{
+			pfree(item);
+			return false;
+		}
+		/* the leaf was rewritten (the item itself may have changed form) */
+		ref->off = ft_leaf_lower_bound(tree, page, item, newlen, &found);
+		if (!found)
+			elog(ERROR, "fractam: a prune dropped the item being transformed");
+		ref->item = ft_page_item(page, ref->off, &ref->len);
+		pfree(item);
+		item = ft_item_transformed(id, ref->item, ref->len, &newlen);
+		if (PageGetExactFreeSpace(page) + MAXALIGN(ref->len) <
+			MAXALIGN(newlen))
+		{
+			pfree(item);
+			return false;
+		}
+	}
+
+	START_CRIT_SECTION();
+	if (!PageIndexTupleOverwrite(page, ref->off, (Item) item, newlen))
+		elog(PANIC, "fractam: could not overwrite item %u", ref->off);
+	MarkBufferDirty(ref->buf);
+	ftxlog_transform(tree->rel, ref->buf, ref->off, (uint16) id);
+	END_CRIT_SECTION();
+
+	pfree(item);
+	ref->item = ft_page_item(page, ref->off, &ref->len);
+	Assert(ref->len == newlen);
+	return true;
+}
+
 void
 ft_item_release(FtItemRef *ref)
 {

@@ -33,11 +33,15 @@
 #define FT_MAGIC			0x46544D31	/* "FTM1" */
 /*
  * 2: two buffer levels; 3: codec, item format and dictionary fields in
- * every page's special space.  From version 3 on, every later build reads
- * every earlier format: a table cannot be rebuilt by REINDEX (a binary
- * fixture of version 3 stays in the tests, t/090_format_fixture.pl).
+ * every page's special space; 4: a table's leaves may hold row versions in
+ * the compact and settled forms (am/table/fractam_table.h), which builds
+ * of version 3 would misread, so they refuse the tree.  From version 3 on,
+ * every later build reads every earlier format: a table cannot be rebuilt
+ * by REINDEX (binary fixtures of versions 3 and 4 stay in the tests,
+ * t/090_format_fixture.pl).  New trees get FT_FORMAT_VERSION.
  */
-#define FT_FORMAT_VERSION	3
+#define FT_FORMAT_VERSION	4
+#define FT_FORMAT_VERSION_MIN	3	/* the oldest this build reads */
 #define FT_METAPAGE_BLKNO	0
 #define FT_PAGE_ID			0xFF8A	/* last two bytes of the special space */
 

@@ -121,6 +121,15 @@ ft_desc(StringInfo buf, XLogReaderState *record)
 				break;
 			}
 		case XLOG_FT_PATCH:
+			if (XLogRecGetDataLen(record) == sizeof(xl_ft_transform))
+			{
+				xl_ft_transform xlrec;
+
+				memcpy(&xlrec, rec, sizeof(xlrec));
+				appendStringInfo(buf, "off %u, transform %u", xlrec.off,
+								 xlrec.transform);
+				break;
+			}
 			{
 				xl_ft_patch xlrec;
 

@@ -329,12 +329,50 @@ ft_redo_reuse(XLogReaderState *record)
 		ResolveRecoveryConflictWithSnapshotFullXid(xlrec->safexid, xlrec->node);
 }
 
+/* XLOG_FT_PATCH with xl_ft_transform: the item replaced by its transform */
+static void
+ft_redo_transform(XLogReaderState *record)
+{
+	xl_ft_transform xlrec;
+	Buffer		buf;
+
+	memcpy(&xlrec, XLogRecGetData(record), sizeof(xlrec));
+	if (XLogReadBufferForRedo(record, 0, &buf) == BLK_NEEDS_REDO)
+	{
+		Page		page = BufferGetPage(buf);
+		ItemId		iid;
+		char	   *item;
+		Size		newlen;
+
+		if (xlrec.off < FirstOffsetNumber ||
+			xlrec.off > PageGetMaxOffsetNumber(page))
+			wal_format_mismatch("PATCH (transform)");
+		iid = PageGetItemId(page, xlrec.off);
+		item = ft_item_transformed(xlrec.transform,
+								   (char *) PageGetItem(page, iid),
+								   ItemIdGetLength(iid), &newlen);
+		if (!PageIndexTupleOverwrite(page, xlrec.off, (Item) item, newlen))
+			elog(PANIC, "fractam redo: item %u does not fit its page once transformed",
+				 xlrec.off);
+		pfree(item);
+		PageSetLSN(page, record->EndRecPtr);
+		MarkBufferDirty(buf);
+	}
+	if (BufferIsValid(buf))
+		UnlockReleaseBuffer(buf);
+}
+
 static void
 ft_redo_patch(XLogReaderState *record)
 {
 	xl_ft_patch xlrec;
 	Buffer		buf;
 
+	if (XLogRecGetDataLen(record) == sizeof(xl_ft_transform))
+	{
+		ft_redo_transform(record);
+		return;
+	}
 	if (XLogRecGetDataLen(record) != sizeof(xl_ft_patch))
 		wal_format_mismatch("PATCH");
 	memcpy(&xlrec, XLogRecGetData(record), sizeof(xlrec));

@@ -260,6 +260,26 @@ ftxlog_patch(Relation rel, Buffer buf, OffsetNumber off, uint16 start,
 }
 
 void
+ftxlog_transform(Relation rel, Buffer buf, OffsetNumber off, uint16 transform)
+{
+	xl_ft_transform xlrec;
+	XLogRecPtr	recptr;
+
+	StaticAssertStmt(sizeof(xl_ft_transform) != sizeof(xl_ft_patch),
+					 "a transform record is told from a patch by its length");
+	if (!RelationNeedsWAL(rel))
+		return;
+	xlrec.off = off;
+	xlrec.transform = transform;
+	xlrec.reserved = 0;
+	XLogBeginInsert();
+	XLogRegisterData((char *) &xlrec, sizeof(xlrec));
+	XLogRegisterBuffer(0, buf, REGBUF_STANDARD);
+	recptr = XLogInsert(RM_FRACTAM_ID, XLOG_FT_PATCH);
+	PageSetLSN(BufferGetPage(buf), recptr);
+}
+
+void
 ftxlog_patches(Relation rel, Buffer buf, const char *payload, Size len,
 			   uint16 npatches)
 {

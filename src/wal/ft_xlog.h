@@ -143,7 +143,10 @@ typedef struct xl_ft_move
 /*
  * XLOG_FT_PATCH: block 0 = leaf, block data = the new bytes; len bytes at
  * start of the item at off are overwritten (a row version's header, by the
- * table AM: same length, so the page layout does not change).
+ * table AM: same length, so the page layout does not change).  With the
+ * longer main data xl_ft_transform instead (no block data), the item at off
+ * is replaced in place by its transform (FtItemTransformFn: a table's
+ * compact row version expanded to heap's header), which redo computes.
  */
 typedef struct xl_ft_patch
 {
@@ -151,6 +154,13 @@ typedef struct xl_ft_patch
 	uint16		start;
 	uint16		len;
 } xl_ft_patch;
+
+typedef struct xl_ft_transform
+{
+	OffsetNumber off;
+	uint16		transform;		/* FT_TRANSFORM_* */
+	uint32		reserved;		/* zero; tells the record from a patch */
+} xl_ft_transform;
 
 /*
  * XLOG_FT_PATCHES: block 0 = leaf, block data = the patches in the form
@@ -262,6 +272,8 @@ extern void ftxlog_reuse(Relation rel, BlockNumber blkno,
 						 FullTransactionId safexid);
 extern void ftxlog_patch(Relation rel, Buffer buf, OffsetNumber off,
 						 uint16 start, const char *bytes, uint16 len);
+extern void ftxlog_transform(Relation rel, Buffer buf, OffsetNumber off,
+							 uint16 transform);
 extern void ftxlog_patches(Relation rel, Buffer buf, const char *payload,
 						   Size len, uint16 npatches);
 extern void ftxlog_meta_seq(Relation rel, Buffer metabuf, uint64 seq);
