@@ -82,12 +82,15 @@ CREATE FUNCTION fractam_table_stats(rel regclass,
   OUT recently_dead_versions bigint,
   OUT in_progress_versions bigint,
   OUT table_bytes bigint,
-  OUT bytes_per_live_version float8)
+  OUT bytes_per_live_version float8,
+  OUT full_versions bigint,
+  OUT compact_versions bigint,
+  OUT settled_versions bigint)
 RETURNS record
 AS 'MODULE_PATHNAME', 'fractam_table_stats'
 LANGUAGE C STRICT PARALLEL RESTRICTED;
 COMMENT ON FUNCTION fractam_table_stats(regclass) IS
-  'row ids used and left, row versions by state (reads the whole table), and bytes per live version of a fractam table';
+  'row ids used and left, row versions by state and by stored form (reads the whole table), and bytes per live version of a fractam table';
 
 CREATE FUNCTION fractam_routing_cache_stats(
   OUT cached_pages bigint,

@@ -52,9 +52,12 @@ CALL fz_history('fz_f');
 CALL fz_history('fz_h');
 
 -- a plain VACUUM keeps young xids (freeze_min_age): nothing moves past them
+-- (versions a full leaf settled while it pruned store no xid: their xmin
+-- reads as FrozenTransactionId, 2)
 VACUUM fz_f;
 SELECT fractam_verify('fz_f');
-SELECT c.relfrozenxid::text::bigint <= (SELECT min(xmin::text::bigint) FROM fz_f)
+SELECT c.relfrozenxid::text::bigint <=
+  (SELECT min(xmin::text::bigint) FROM fz_f WHERE xmin::text::bigint > 2)
   AS frozenxid_not_past_stored
 FROM pg_class c WHERE c.relname = 'fz_f';
 

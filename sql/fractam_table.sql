@@ -137,7 +137,7 @@ INSERT INTO ftoast VALUES (100, repeat('z', 100000));
 SELECT pg_column_compression(big), length(big) FROM ftoast WHERE id = 100;
 
 -- VACUUM removes dead versions and their index entries
-CREATE TABLE fv (id int, x int) USING fractam;
+CREATE TABLE fv (id int, x int) USING fractam WITH (autovacuum_enabled = off);
 CREATE INDEX fv_id ON fv (id);
 CREATE INDEX fv_x ON fv USING fractam (x);
 INSERT INTO fv SELECT g, g FROM generate_series(1, 20000) g;

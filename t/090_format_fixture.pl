@@ -1,6 +1,8 @@
-# On-disk format 3 stays readable: a fractam table and three fractam indexes
-# written by the build that fixed format 3 (test/fixture/format3: their main
-# forks, every page's LSN zeroed) are put under tables and indexes of the
+# On-disk formats 3 and 4 stay readable: a fractam table and three fractam
+# indexes written by the build that fixed each format (test/fixture/formatN:
+# their main forks, every page's LSN zeroed; format 4's table holds row
+# versions in all three forms: settled by a VACUUM FULL, full after a row
+# lock, compact from inserts and updates) are put under tables and indexes of the
 # same definition in a new cluster, which must read them (sequential and
 # index scans, buffered index messages included) as the rows the
 # generating SQL makes, pass fractam_verify, and take inserts, updates,
@@ -9,9 +11,9 @@
 # of a little-endian, 8-byte-aligned machine without data checksums, as
 # the test cluster is; text keys sort under COLLATE "C".)
 #
-# FRACTAM_FIXTURE_WRITE=1 writes the fixture instead, into
+# FRACTAM_FIXTURE_WRITE=1 writes the newest format's fixture instead, into
 # FRACTAM_FIXTURE_DIR (an absolute path; the test runs in a copy of the
-# tree).  Only for a new format version: keep the old fixture, add one.
+# tree).  Only for a new format version: keep the old fixtures, add one.
 use strict;
 use warnings FATAL => qw(all);
 use FindBin;
@@ -22,7 +24,6 @@ use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
 
-my $fixdir = $ENV{FRACTAM_FIXTURE_DIR} // "$FindBin::RealBin/../test/fixture/format3";
 my @rels = qw(fx fx_id fx_kt fx_t);
 
 my $schema = q{
@@ -41,10 +42,14 @@ my $row = q{i, (i * 7919) % 1000,
 
 # what the fixture holds: rows 1..1500 (every fifth updated, every seventh
 # deleted, then frozen) and rows 1501..1600 inserted after that, whose
-# index entries stay buffered (direct apply off), frozen by a second VACUUM
+# index entries stay buffered (direct apply off), frozen by a second VACUUM.
+# Format 4's also went through a VACUUM FULL before the updates (its rows
+# settled) and a row lock (the locked rows stay full).
 my $generate = qq{
 	SET fractam.direct_apply = off;
 	INSERT INTO fx SELECT $row FROM generate_series(1, 1500) i;
+	VACUUM FULL fx;
+	SELECT count(*) FROM (SELECT 1 FROM fx WHERE id % 9 = 4 FOR SHARE) s;
 	UPDATE fx SET k = k + 1, t = t || 'u' WHERE id % 5 = 1;
 	DELETE FROM fx WHERE id % 7 = 0;
 	VACUUM (FREEZE) fx;
@@ -63,17 +68,6 @@ my $reference = qq{
 	WHERE NOT (id % 7 = 0 AND id <= 1500);
 };
 
-my $node = ft_node('fixture');
-$node->init;
-$node->ft_configure('autovacuum = off');
-$node->start;
-$node->safe_psql('postgres', $schema);
-
-my %path = map {
-	$_ => $node->data_dir . '/'
-	  . $node->safe_psql('postgres', "SELECT pg_relation_filepath('$_')")
-} @rels;
-
 # copy a relation file, zeroing every page's LSN (the new cluster's WAL is
 # shorter; a zero LSN also makes the first change log a full page image)
 sub copy_zero_lsn
@@ -91,21 +85,39 @@ sub copy_zero_lsn
 	close($out) or die "$to: $!";
 }
 
+sub check_fixture
+{
+my ($format, $fixdir) = @_;
+my $node = ft_node("fixture$format");
+$node->init;
+$node->ft_configure('autovacuum = off');
+$node->start;
+$node->safe_psql('postgres', $schema);
+
+my %path = map {
+	$_ => $node->data_dir . '/'
+	  . $node->safe_psql('postgres', "SELECT pg_relation_filepath('$_')")
+} @rels;
+
 if ($ENV{FRACTAM_FIXTURE_WRITE})
 {
 	$node->safe_psql('postgres', $generate);
+	# (VACUUM FULL gave the relations new files)
+	%path = map {
+		$_ => $node->data_dir . '/'
+		  . $node->safe_psql('postgres', "SELECT pg_relation_filepath('$_')")
+	} @rels;
 	$node->stop;
 	mkdir $fixdir;
 	copy_zero_lsn($path{$_}, "$fixdir/$_") for @rels;
 	pass("fixture written to $fixdir");
-	done_testing();
-	exit 0;
+	return;
 }
 
 $node->stop;
 for my $r (@rels)
 {
-	ok(-s "$fixdir/$r", "fixture file $r exists");
+	ok(-s "$fixdir/$r", "format $format: fixture file $r exists");
 	copy("$fixdir/$r", $path{$r}) or die "copy $r: $!";
 	unlink glob("$path{$r}_*");    # no free space map or visibility map
 }
@@ -113,8 +125,7 @@ $node->start;
 $node->safe_psql('postgres', $reference);
 
 # rows, through a sequential scan and through each index
-sub same_rows
-{
+my $same_rows = sub {
 	my ($what) = @_;
 	is($node->safe_psql('postgres', q{
 		SET enable_indexscan = off; SET enable_bitmapscan = off;
@@ -143,15 +154,22 @@ sub same_rows
 		SELECT fractam_verify('fx'), fractam_verify('fx_id'),
 		       fractam_verify('fx_kt'), fractam_verify('fx_t')}),
 		'|||', "$what: fractam_verify passes");
-}
+};
 
-same_rows('format 3 fixture');
+$same_rows->("format $format fixture");
 cmp_ok($node->safe_psql('postgres', q{SELECT buffered_messages FROM fractam_stats('fx_t')}),
 	'>', 0, 'the fixture index holds buffered messages');
 cmp_ok($node->safe_psql('postgres', q{SELECT height FROM fractam_stats('fx')}),
 	'>=', 2, 'the fixture table has leaves under a level-1 node');
 cmp_ok($node->safe_psql('postgres', q{SELECT height FROM fractam_stats('fx_t')}),
 	'>=', 3, 'the fixture index has both buffer levels');
+if ($format >= 4)
+{
+	is($node->safe_psql('postgres', q{
+		SELECT full_versions > 0, compact_versions > 0, settled_versions > 0
+		FROM fractam_table_stats('fx')}),
+		't|t|t', 'the format 4 fixture table holds versions of all three forms');
+}
 
 # writes on top of the old pages
 for my $t (qw(fx ref))
@@ -162,9 +180,9 @@ for my $t (qw(fx ref))
 		DELETE FROM $t WHERE id % 13 = 0;
 	});
 }
-same_rows('after inserts, updates and deletes');
+$same_rows->("format $format: after inserts, updates and deletes");
 $node->safe_psql('postgres', 'VACUUM fx');
-same_rows('after VACUUM');
+$same_rows->("format $format: after VACUUM");
 
 # a page naming a codec this build does not know is refused, not misread
 $node->stop;
@@ -191,7 +209,16 @@ my ($ret, $stdout, $stderr) = $node->psql('postgres', q{
 	SET enable_seqscan = off; SET enable_bitmapscan = off;
 	SELECT count(*) FROM fx WHERE t >= '0'});
 like($stderr, qr/has a page in a format this build of fractam cannot read at block \d+.*\n.*Codec 7/,
-	'a page with an unknown codec is refused');
+	"format $format: a page with an unknown codec is refused");
 
 $node->stop;
+}
+
+if ($ENV{FRACTAM_FIXTURE_WRITE})
+{
+	check_fixture(4, $ENV{FRACTAM_FIXTURE_DIR});
+	done_testing();
+	exit 0;
+}
+check_fixture($_, "$FindBin::RealBin/../test/fixture/format$_") for (3, 4);
 done_testing();

@@ -111,8 +111,8 @@ fractam_table_stats(PG_FUNCTION_ARGS)
 	FtTree		tree;
 	FractamTableCounts c;
 	TupleDesc	tupdesc;
-	Datum		values[8];
-	bool		nulls[8] = {0};
+	Datum		values[11];
+	bool		nulls[11] = {0};
 
 	if (get_rel_relkind(relid) == RELKIND_INDEX)
 		ereport(ERROR,
@@ -136,6 +136,8 @@ fractam_table_stats(PG_FUNCTION_ARGS)
 		values[7] = Float8GetDatum((double) c.file_bytes / c.live);
 	else
 		nulls[7] = true;
+	for (int f = 0; f < 3; f++)
+		values[8 + f] = Int64GetDatum((int64) c.forms[f]);
 	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(tupdesc, values, nulls)));
 }
 

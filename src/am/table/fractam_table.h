@@ -14,9 +14,13 @@
  * (FRACTAM_ROWS_PER_BLOCK ids) at a time, like heap's per-backend target
  * block.
  *
- * A row version item is the row id (8 bytes, big-endian, so items sort by
- * memcmp) followed by the tuple exactly as heap lays it out: header, null
- * bitmap, data.  See README "Table access method" for what is not done yet.
+ * A row version item is the row id (8 bytes, big-endian) followed by the
+ * tuple in one of three forms, named by the key's first byte (row ids stay
+ * below 2^56; see "Row version items" below and table_format.c): the
+ * tuple exactly as heap lays it out (header, null bitmap, data), or a
+ * compact header that holds only what a version nobody has deleted or
+ * locked needs, or the settled ~2-byte header of a version visible to
+ * everyone.  See README "Table access method" for what is not done yet.
  *
  *-------------------------------------------------------------------------
  */
@@ -74,18 +78,70 @@ fractam_tid_is_valid(ItemPointer tid)
 }
 
 /*
- * Row ids are stored big-endian, so that memcmp orders them.  (A byte loop
- * here was a fifth of a sequential scan's CPU: the scan decodes each item's
- * row id several times.)
+ * Row version items.  The first byte of the key is the item's form; the
+ * other seven are the row id, big-endian.  The comparator masks the form,
+ * so an item keeps its place when its form changes.
+ *
+ * FRACTAM_ITEM_FULL: key, then the heap tuple (HeapTupleHeaderData at
+ *   offset 8, MAXALIGNed in the page, so it is read and patched in place).
+ *   Dead sets (below) also have this form.
+ * FRACTAM_ITEM_COMPACT: key, info word, xmin, cmin (FractamCompactHeader,
+ *   10 bytes, unaligned), the null bitmap if any, then the data bytes as
+ *   heap stores them after t_hoff.  A version as INSERT, COPY and UPDATE
+ *   write it: xmax invalid, t_ctid its own TID, no combo command id.
+ *   VACUUM freezes it in place (FRACTAM_INFO_FROZEN, the raw xmin stays).
+ * FRACTAM_ITEM_SETTLED: key, info word, bitmap, data.  A version visible to
+ *   everyone with no xmax: it reads as xmin FrozenTransactionId, cmin 0.
+ *   Written where a leaf is rewritten anyway (a prune, VACUUM FULL and
+ *   CLUSTER, COPY FREEZE).
+ *
+ * A version is changed only in the full form: before a delete, an update
+ * or a row lock writes its header, the item is expanded in place
+ * (fractam_find_version with an exclusive lock).  The compact and settled
+ * forms are written only into trees of format 4 and later, which builds
+ * that know only full items refuse (ft_read_meta).
  */
+#define FRACTAM_ITEM_FULL		0x00
+#define FRACTAM_ITEM_COMPACT	0x01
+#define FRACTAM_ITEM_SETTLED	0x02
+#define FRACTAM_ROWID_BITS		56
+#define FRACTAM_ROWID_MASK		((UINT64CONST(1) << FRACTAM_ROWID_BITS) - 1)
+
+/* the info word of the compact and settled forms (uint16, unaligned) */
+#define FRACTAM_INFO_NATTS		0x07FF	/* = HEAP_NATTS_MASK */
+#define FRACTAM_INFO_HASNULL	0x0800
+#define FRACTAM_INFO_VARWIDTH	0x1000
+#define FRACTAM_INFO_EXTERNAL	0x2000
+#define FRACTAM_INFO_UPDATED	0x4000	/* HEAP_UPDATED */
+#define FRACTAM_INFO_FROZEN		0x8000	/* compact: xmin frozen */
+
+#define FRACTAM_INFO_OFF		FRACTAM_ROWID_SIZE
+#define FRACTAM_COMPACT_XMIN_OFF	(FRACTAM_INFO_OFF + 2)
+#define FRACTAM_COMPACT_CMIN_OFF	(FRACTAM_INFO_OFF + 6)
+#define FRACTAM_COMPACT_HDRSZ	10	/* info, xmin, cmin */
+/* leaf fill of VACUUM FULL and CLUSTER: room to expand a tenth of a leaf */
+#define FRACTAM_REWRITE_FILLFACTOR	90
+#define FRACTAM_SETTLED_HDRSZ	2	/* info */
+
 static inline void
-fractam_rowid_key(FtRowId rowid, char *key)
+fractam_rowid_key_form(FtRowId rowid, uint8 form, char *key)
 {
-	uint64		be = pg_hton64(rowid);
+	uint64		be = pg_hton64(rowid | ((uint64) form << FRACTAM_ROWID_BITS));
 
 	StaticAssertStmt(FRACTAM_ROWID_SIZE == sizeof(uint64),
 					 "row ids are 8-byte keys");
 	memcpy(key, &be, sizeof(be));
+}
+
+/*
+ * Row ids are stored big-endian.  (A byte loop here was a fifth of a
+ * sequential scan's CPU: the scan decodes each item's row id several
+ * times.)
+ */
+static inline void
+fractam_rowid_key(FtRowId rowid, char *key)
+{
+	fractam_rowid_key_form(rowid, FRACTAM_ITEM_FULL, key);
 }
 
 static inline FtRowId
@@ -94,7 +150,23 @@ fractam_item_rowid(const char *item)
 	uint64		be;
 
 	memcpy(&be, item, sizeof(be));
-	return pg_ntoh64(be);
+	return pg_ntoh64(be) & FRACTAM_ROWID_MASK;
+}
+
+static inline uint8
+fractam_item_form(const char *item)
+{
+	return (uint8) item[0];
+}
+
+static inline uint16
+fractam_item_info(const char *item)
+{
+	uint16		info;
+
+	Assert(fractam_item_form(item) != FRACTAM_ITEM_FULL);
+	memcpy(&info, item + FRACTAM_INFO_OFF, sizeof(info));
+	return info;
 }
 
 static inline HeapTupleHeader
@@ -118,12 +190,13 @@ fractam_item_tuple(const char *item)
 #define FRACTAM_DEADSET_SIZE	(FRACTAM_ROWID_SIZE + FRACTAM_DEADSET_ROWS / 8)
 
 static inline bool
-fractam_item_is_deadset(Size len)
+fractam_item_is_deadset(const char *item, Size len)
 {
 	StaticAssertStmt(FRACTAM_DEADSET_SIZE <
 					 FRACTAM_ROWID_SIZE + SizeofHeapTupleHeader,
-					 "dead sets must be shorter than row versions");
-	return len == FRACTAM_DEADSET_SIZE;
+					 "dead sets must be shorter than full row versions");
+	return len == FRACTAM_DEADSET_SIZE &&
+		fractam_item_form(item) == FRACTAM_ITEM_FULL;
 }
 
 static inline bool
@@ -156,6 +229,35 @@ typedef union FractamHeaderCopy
 	char		data[MAXALIGN(SizeofHeapTupleHeader)];
 } FractamHeaderCopy;
 
+/*
+ * The header of a version in any form: in the leaf for the full form, else
+ * decoded into *buf (which only the header fields fill, not t_bits).  For
+ * the visibility rules, freezing and locking, which read only the header.
+ */
+extern void fractam_decode_header(const char *item, HeapTupleHeader hdr);
+
+static inline HeapTupleHeader
+fractam_item_header(const char *item, FractamHeaderCopy *buf)
+{
+	if (likely(fractam_item_form(item) == FRACTAM_ITEM_FULL))
+		return fractam_item_tuple(item);
+	fractam_decode_header(item, &buf->hdr);
+	return &buf->hdr;
+}
+
+/* table_format.c */
+extern Size fractam_item_tuple_len(const char *item, Size len);
+extern void fractam_item_to_tuple(const char *item, Size len,
+								  HeapTupleHeader dst);
+extern char *fractam_item_expand(const char *item, Size len, Size *newlen);
+extern char *fractam_item_settle(const char *item, Size len, Size *newlen);
+extern bool fractam_item_may_settle(const char *item, Size len,
+									GlobalVisState *vistest,
+									TransactionId *xmin);
+extern bool fractam_item_freeze_patch(const char *item,
+									  TransactionId freeze_limit,
+									  FtVacuumPatch *patch);
+
 /* fractam's storage parameters of a table (table_options.c) */
 typedef struct FractamTableOptions
 {
@@ -176,6 +278,9 @@ typedef struct FractamTableCache
 	FtRowId		end_rowid;
 	BlockNumber *leafhints;		/* or NULL: see leaf_hint_slot */
 	uint32		nleafhints;		/* a power of 2 */
+	int8		compact_forms;	/* -1 unknown; else may the tree hold
+								 * compact and settled versions (format
+								 * 4 and later)? */
 } FractamTableCache;
 
 /* table_options.c */
@@ -209,7 +314,10 @@ extern HeapTuple fractam_item_copy(Relation rel, const char *item, Size len);
 extern HeapTuple fractam_fetch_version(Relation rel, FtRowId rowid);
 extern HeapTuple fractam_fetch_version_near(Relation rel, FtRowId rowid,
 											FtLeafHint *hint);
-extern char *fractam_version_item(FtRowId rowid, HeapTuple tup, Size *len);
+extern char *fractam_version_item(FtRowId rowid, HeapTuple tup,
+								  Size compact_limit, Size *len);
+extern bool fractam_table_compact_forms(Relation rel);
+extern Size fractam_compact_limit(Relation rel);
 extern void fractam_store_version(Relation rel, FtRowId rowid, HeapTuple tup);
 extern void fractam_relation_set_new_filenode(Relation rel,
 											  const RelFileNode *newrnode,
@@ -448,6 +556,7 @@ typedef struct FractamTableCounts
 	uint64		recently_dead;	/* deleted, still visible to some */
 	uint64		in_progress;	/* insert or delete in progress */
 	uint64		file_bytes;		/* main fork */
+	uint64		forms[3];		/* versions stored full, compact, settled */
 } FractamTableCounts;
 
 extern void fractam_table_counts(Relation rel, FractamTableCounts *counts);

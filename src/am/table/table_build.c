@@ -306,13 +306,33 @@ version_survives(HeapTupleHeader hdr, TransactionId OldestXmin,
 }
 
 /*
+ * Is the version one that every snapshot sees, with no xmax at all?  Its
+ * xmin may be frozen: the rewrite holds AccessExclusiveLock, which hot
+ * standbys replay too, so no query reads the table across the change (as
+ * with heap's rewrite, which also freezes).
+ */
+static bool
+visible_to_everyone(HeapTupleHeader hdr, TransactionId OldestXmin)
+{
+	TransactionId dead_after;
+
+	if (!(hdr->t_infomask & HEAP_XMAX_INVALID) ||
+		TransactionIdIsValid(HeapTupleHeaderGetRawXmax(hdr)) ||
+		fractam_tuple_htsv(hdr, &dead_after) != HEAPTUPLE_LIVE)
+		return false;
+	return HeapTupleHeaderXminFrozen(hdr) ||
+		TransactionIdPrecedes(HeapTupleHeaderGetRawXmin(hdr), OldestXmin);
+}
+
+/*
  * Copy every version some snapshot may still see into NewTable, in row-id
  * order (VACUUM FULL) or the index's order (CLUSTER), numbering them from
  * row id 0.  Versions are frozen on the way as VACUUM freezes them
  * (table_freeze.c, with the caller's freeze limit);
  * links to the next version of an updated row are renumbered, or point to
  * the version itself when that next version is gone.  A first pass numbers
- * the survivors, the second writes them.  relfrozenxid and relminmxid of
+ * the survivors, the second writes them; those visible to everyone settle
+ * (table_format.c).  relfrozenxid and relminmxid of
  * the new file are the oldest values it stores (or the cutoffs, if older).
  */
 void
@@ -334,6 +354,8 @@ fractam_relation_copy_for_cluster(Relation OldTable, Relation NewTable,
 	TransactionId freeze_limit = *xid_cutoff;
 	double		dummy = 0;
 	bool		sorted = true;
+	FtTree		newtree;
+	Size		compact_limit;
 
 	memset(&src, 0, sizeof(src));
 	src.rel = OldTable;
@@ -368,7 +390,14 @@ fractam_relation_copy_for_cluster(Relation OldTable, Relation NewTable,
 	if (!sorted)
 		qsort(map, nmap, sizeof(RowIdMap), rowidmap_cmp);
 
-	/* pass 2: write them */
+	/*
+	 * pass 2: write them, filling leaves to FRACTAM_REWRITE_FILLFACTOR: a
+	 * version changed later is expanded to heap's header in its leaf, and a
+	 * leaf of settled versions has no other room for that
+	 */
+	fractam_table_tree(NewTable, &newtree);
+	newtree.fillfactor = FRACTAM_REWRITE_FILLFACTOR;
+	compact_limit = fractam_compact_limit(NewTable);
 	source_begin(&src, false);
 	while ((tup = source_next(&src)) != NULL)
 	{
@@ -379,6 +408,8 @@ fractam_relation_copy_for_cluster(Relation OldTable, Relation NewTable,
 		HeapTuple	copy;
 		HeapTuple	stored;
 		FractamHeaderCopy frz;
+		char	   *item;
+		Size		itemlen;
 
 		if (!version_survives(hdr, OldestXmin, &dummy, &dummy, &dummy))
 			continue;
@@ -408,6 +439,9 @@ fractam_relation_copy_for_cluster(Relation OldTable, Relation NewTable,
 			copy->t_data->t_ctid = copy->t_self;
 		if (fractam_freeze_header(freeze_limit, copy->t_data, &frz.hdr))
 			memcpy(copy->t_data, &frz.hdr, SizeofHeapTupleHeader);
+		/* a version visible to everyone settles (table_format.c) */
+		if (visible_to_everyone(copy->t_data, OldestXmin))
+			HeapTupleHeaderSetXminFrozen(copy->t_data);
 		fractam_note_oldest(copy->t_data, &minxid, &minmulti);
 
 		/* TOAST values move to the new table's TOAST relation */
@@ -416,7 +450,9 @@ fractam_relation_copy_for_cluster(Relation OldTable, Relation NewTable,
 			stored = heap_toast_insert_or_update(NewTable, copy, NULL,
 												 HEAP_INSERT_SKIP_FSM |
 												 HEAP_INSERT_NO_LOGICAL);
-		fractam_store_version(NewTable, newid, stored);
+		item = fractam_version_item(newid, stored, compact_limit, &itemlen);
+		ft_insert(&newtree, item, itemlen);
+		pfree(item);
 		if (stored != copy)
 			heap_freetuple(stored);
 		heap_freetuple(copy);

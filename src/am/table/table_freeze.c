@@ -178,7 +178,8 @@ fractam_verify_frozen(Relation rel)
 	ft_scan_seek(scan, NULL, 0, true);
 	while (fractam_scan_next_version(scan, &item, &len))
 	{
-		HeapTupleHeader hdr = fractam_item_tuple(item);
+		FractamHeaderCopy hbuf;
+		HeapTupleHeader hdr = fractam_item_header(item, &hbuf);
 		TransactionId xmin = HeapTupleHeaderGetRawXmin(hdr);
 		TransactionId xmax = HeapTupleHeaderGetRawXmax(hdr);
 

@@ -21,6 +21,8 @@ double		fractam_debug_first_rowid = 0;
 void
 fractam_table_init(void)
 {
+	/* redo expands row versions too (ft_item_transform) */
+	ft_register_item_transform(FT_TRANSFORM_TABLE_EXPAND, fractam_item_expand);
 	DefineCustomRealVariable("fractam.debug_table_first_rowid",
 							 "Row id a new or truncated fractam table's file starts at (testing).",
 							 "Lets tests run with TID block numbers far beyond the file's pages "

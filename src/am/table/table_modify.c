@@ -132,6 +132,7 @@ fractam_multi_insert(Relation rel, TupleTableSlot **slots, int nslots,
 					 struct BulkInsertStateData *bistate)
 {
 	TransactionId xid = GetCurrentTransactionId();
+	Size		compact_limit = fractam_compact_limit(rel);
 	char	  **items = palloc(nslots * sizeof(char *));
 	Size	   *lens = palloc(nslots * sizeof(Size));
 	FtTree		tree;
@@ -153,7 +154,8 @@ fractam_multi_insert(Relation rel, TupleTableSlot **slots, int nslots,
 		rowid = fractam_next_rowid(rel);
 		fractam_rowid_tid(rowid, &heaptup->t_self);
 		heaptup->t_data->t_ctid = heaptup->t_self;
-		items[i] = fractam_version_item(rowid, heaptup, &lens[i]);
+		items[i] = fractam_version_item(rowid, heaptup, compact_limit,
+										&lens[i]);
 		if (!(options & HEAP_INSERT_NO_LOGICAL))
 			fractam_log_insert(rel, heaptup);
 		slot->tts_tid = heaptup->t_self;

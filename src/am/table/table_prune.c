@@ -59,6 +59,30 @@ rowid_cmp(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
+static int
+int_cmp(const void *a, const void *b)
+{
+	int			x = *(const int *) a;
+	int			y = *(const int *) b;
+
+	return (x > y) - (x < y);
+}
+
+/* a new item of a prune, to be put in key order */
+typedef struct NewItem
+{
+	FtRowId		rowid;
+	char	   *item;
+	Size		len;
+} NewItem;
+
+static int
+newitem_cmp(const void *a, const void *b)
+{
+	return rowid_cmp(&((const NewItem *) a)->rowid,
+					 &((const NewItem *) b)->rowid);
+}
+
 /* Dead sets for the ascending, distinct row ids */
 static int
 build_deadsets(FtRowId *rowids, int n, char **items, Size *lens)
@@ -91,7 +115,11 @@ build_deadsets(FtRowId *rowids, int n, char **items, Size *lens)
 /*
  * FtTree's leaf_prune_hook of a table (see FtLeafPrune): the dead versions
  * (and, on the rightmost leaf, the old dead sets) go, dead sets for all
- * their row ids come in.
+ * their row ids come in.  Since the leaf is rewritten anyway, the versions
+ * visible to everyone settle on the way (table_format.c): their header
+ * shrinks to two bytes.  The horizon covers them too, as heap's freezing
+ * records' does: a hot-standby snapshot that does not see an inserter yet
+ * must not read its row as frozen.
  */
 bool
 fractam_leaf_prune(FtTree *tree, char **items, Size *lens, int nitems,
@@ -107,13 +135,19 @@ fractam_leaf_prune(FtTree *tree, char **items, Size *lens, int nitems,
 	int			maxrowids = 0;
 	char	  **newitems;
 	Size	   *newlens;
+	bool	   *gone;
+	NewItem    *all;
+	int			nsets;
+	int			nsettled = 0;
 
 	dead = palloc(nitems * sizeof(int));
+	gone = palloc0(nitems * sizeof(bool));
 	for (int i = 0; i < nitems; i++)
 	{
 		HeapTupleHeader hdr;
+		FractamHeaderCopy hbuf;
 
-		if (fractam_item_is_deadset(lens[i]))
+		if (fractam_item_is_deadset(items[i], lens[i]))
 		{
 			/*
 			 * Merged into the new dead sets only on the rightmost leaf: a
@@ -124,11 +158,12 @@ fractam_leaf_prune(FtTree *tree, char **items, Size *lens, int nitems,
 			if (rightmost)
 			{
 				dead[ndead++] = i;
+				gone[i] = true;
 				maxrowids += FRACTAM_DEADSET_ROWS;
 			}
 			continue;
 		}
-		hdr = fractam_item_tuple(items[i]);
+		hdr = fractam_item_header(items[i], &hbuf);
 		if (!may_be_dead(hdr))
 			continue;
 		if (vistest == NULL)
@@ -137,14 +172,27 @@ fractam_leaf_prune(FtTree *tree, char **items, Size *lens, int nitems,
 			continue;
 		HeapTupleHeaderAdvanceLatestRemovedXid(hdr, &latest);
 		dead[ndead++] = i;
+		gone[i] = true;
 		maxrowids++;
 		nversions++;
 	}
-	if (nversions == 0)
+	/*
+	 * With no dead version, settling alone may make the room, but not on
+	 * the rightmost leaf: appends fill it, and settling each time it fills
+	 * would log most of the leaf again and again.  Elsewhere a full leaf
+	 * is one that takes a concurrent inserter's row ids, or an expansion
+	 * for a change in place (ft_item_transform).
+	 */
+	if (nversions == 0 &&
+		(rightmost || tree->owner == NULL ||
+		 ((FractamTableCache *) tree->owner)->compact_forms <= 0))
 	{
 		pfree(dead);
+		pfree(gone);
 		return false;
 	}
+	if (vistest == NULL)
+		vistest = GlobalVisTestFor(tree->rel);
 
 	/* the row ids of the dropped versions and of the old dead sets */
 	rowids = palloc(maxrowids * sizeof(FtRowId));
@@ -152,7 +200,7 @@ fractam_leaf_prune(FtTree *tree, char **items, Size *lens, int nitems,
 	{
 		const char *item = items[dead[j]];
 
-		if (fractam_item_is_deadset(lens[dead[j]]))
+		if (fractam_item_is_deadset(item, lens[dead[j]]))
 		{
 			FtRowId		base = fractam_item_rowid(item);
 
@@ -166,11 +214,65 @@ fractam_leaf_prune(FtTree *tree, char **items, Size *lens, int nitems,
 	qsort(rowids, nrowids, sizeof(FtRowId), rowid_cmp);
 	nrowids = qunique(rowids, nrowids, sizeof(FtRowId), rowid_cmp);
 
-	newitems = palloc(nrowids * sizeof(char *));
-	newlens = palloc(nrowids * sizeof(Size));
-	prune->nnew = build_deadsets(rowids, nrowids, newitems, newlens);
+	newitems = palloc((nrowids + nitems) * sizeof(char *));
+	newlens = palloc((nrowids + nitems) * sizeof(Size));
+	nsets = build_deadsets(rowids, nrowids, newitems, newlens);
 	pfree(rowids);
 
+	/*
+	 * The versions that settle: replaced by their settled form.  (Whether
+	 * the tree takes that form is known from the insert that filled the
+	 * leaf: the metapage is not read under the leaf's lock.)
+	 */
+	if (tree->owner &&
+		((FractamTableCache *) tree->owner)->compact_forms > 0)
+	{
+		for (int i = 0; i < nitems; i++)
+		{
+			TransactionId xmin;
+			Size		slen;
+
+			if (gone[i] ||
+				!fractam_item_may_settle(items[i], lens[i], vistest, &xmin))
+				continue;
+			newitems[nsets + nsettled] = fractam_item_settle(items[i], lens[i],
+															  &slen);
+			newlens[nsets + nsettled++] = slen;
+			dead[ndead++] = i;
+			if (TransactionIdIsNormal(xmin) &&
+				(!TransactionIdIsValid(latest) ||
+				 TransactionIdFollows(xmin, latest)))
+				latest = xmin;
+		}
+		qsort(dead, ndead, sizeof(int), int_cmp);
+	}
+	if (ndead == 0)
+	{
+		pfree(dead);
+		pfree(gone);
+		pfree(newitems);
+		pfree(newlens);
+		return false;
+	}
+
+	/* new items in key order: dead sets and settled versions interleave */
+	all = palloc((nsets + nsettled) * sizeof(NewItem));
+	for (int k = 0; k < nsets + nsettled; k++)
+	{
+		all[k].rowid = fractam_item_rowid(newitems[k]);
+		all[k].item = newitems[k];
+		all[k].len = newlens[k];
+	}
+	qsort(all, nsets + nsettled, sizeof(NewItem), newitem_cmp);
+	for (int k = 0; k < nsets + nsettled; k++)
+	{
+		newitems[k] = all[k].item;
+		newlens[k] = all[k].len;
+	}
+	pfree(all);
+	pfree(gone);
+
+	prune->nnew = nsets + nsettled;
 	prune->dead = dead;
 	prune->ndead = ndead;
 	prune->newitems = newitems;

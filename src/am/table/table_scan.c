@@ -53,7 +53,10 @@ typedef struct FractamScanDescData
 	FtRowId		range_end;		/* parallel: end of the current
 								 * pseudo-block (exclusive) */
 	ParallelBlockTableScanWorkerData pwork;
-	HeapTupleData tuple;		/* the current row (in ftscan's memory) */
+	HeapTupleData tuple;		/* the current row (in ftscan's memory, or
+								 * decoded into rowbuf) */
+	char	   *rowbuf;			/* compact and settled rows, decoded */
+	Size		rowbufsize;
 
 	/*
 	 * MVCC scans: the visibility-map bits of the pseudo-blocks the current
@@ -147,6 +150,8 @@ fractam_scan_end(TableScanDesc sscan)
 	if (scan->tree.strategy)
 		FreeAccessStrategy(scan->tree.strategy);
 	MemoryContextDelete(scan->rangecxt);
+	if (scan->rowbuf)
+		pfree(scan->rowbuf);
 	RelationDecrementReferenceCount(sscan->rs_rd);
 	if (sscan->rs_flags & SO_TEMP_SNAPSHOT)
 		UnregisterSnapshot(sscan->rs_snapshot);
@@ -339,6 +344,34 @@ next_serial_version(FractamScanDesc scan, bool backward, Size *len)
 	return item;
 }
 
+/*
+ * The row of item as scan->tuple: in the leaf copy for the full form, else
+ * decoded into the scan's row buffer (valid until the next row, as the
+ * leaf copy is).
+ */
+static void
+set_scan_tuple(FractamScanDesc scan, const char *item, Size len)
+{
+	if (fractam_item_form(item) == FRACTAM_ITEM_FULL)
+	{
+		scan->tuple.t_data = fractam_item_tuple(item);
+		scan->tuple.t_len = len - FRACTAM_ROWID_SIZE;
+		return;
+	}
+	scan->tuple.t_len = fractam_item_tuple_len(item, len);
+	if (scan->tuple.t_len > scan->rowbufsize)
+	{
+		Size		size = Max(scan->tuple.t_len, 2 * scan->rowbufsize);
+
+		if (scan->rowbuf)
+			pfree(scan->rowbuf);
+		scan->rowbuf = MemoryContextAlloc(scan->scancxt, Max(size, 256));
+		scan->rowbufsize = Max(size, 256);
+	}
+	fractam_item_to_tuple(item, len, (HeapTupleHeader) scan->rowbuf);
+	scan->tuple.t_data = (HeapTupleHeader) scan->rowbuf;
+}
+
 bool
 fractam_scan_getnextslot(TableScanDesc sscan, ScanDirection direction,
 						 TupleTableSlot *slot)
@@ -361,17 +394,25 @@ fractam_scan_getnextslot(TableScanDesc sscan, ScanDirection direction,
 		MemoryContextSwitchTo(old);
 		if (item == NULL)
 			break;
-		hdr = fractam_item_tuple(item);
-
 		CHECK_FOR_INTERRUPTS();
-		visible = noted_all_visible(scan, fractam_item_rowid(item)) ||
-			fractam_tuple_visible(hdr, sscan->rs_snapshot);
-		fractam_check_serializable_out(sscan->rs_rd, hdr, visible,
-									   sscan->rs_snapshot);
-		if (!visible)
-			continue;
-		scan->tuple.t_data = hdr;
-		scan->tuple.t_len = len - FRACTAM_ROWID_SIZE;
+		if (fractam_item_form(item) == FRACTAM_ITEM_SETTLED)
+		{
+			/* visible to everyone, from a frozen xmin: no check to make */
+			set_scan_tuple(scan, item, len);
+		}
+		else
+		{
+			FractamHeaderCopy hbuf;
+
+			hdr = fractam_item_header(item, &hbuf);
+			visible = noted_all_visible(scan, fractam_item_rowid(item)) ||
+				fractam_tuple_visible(hdr, sscan->rs_snapshot);
+			fractam_check_serializable_out(sscan->rs_rd, hdr, visible,
+										   sscan->rs_snapshot);
+			if (!visible)
+				continue;
+			set_scan_tuple(scan, item, len);
+		}
 		fractam_rowid_tid(fractam_item_rowid(item), &scan->tuple.t_self);
 		scan->tuple.t_tableOid = RelationGetRelid(sscan->rs_rd);
 		scan->pos = POS_AT;
@@ -739,18 +780,19 @@ collect_range(FractamScanDesc scan, FtRowId lo, FtRowId hi, Snapshot snapshot)
 	{
 		FtRowId		rowid = fractam_item_rowid(item);
 		HeapTupleHeader hdr;
+		FractamHeaderCopy hbuf;
 		HeapTuple	tup;
 		MemoryContext old;
 
 		if (rowid >= hi)
 			break;
-		if (fractam_item_is_deadset(len))
+		if (fractam_item_is_deadset(item, len))
 		{
 			/* (a dead set lies in one pseudo-block: ranges hold whole ones) */
 			scan->rangepruned += fractam_deadset_count(item);
 			continue;
 		}
-		hdr = fractam_item_tuple(item);
+		hdr = fractam_item_header(item, &hbuf);
 		if (snapshot)
 		{
 			bool		visible = fractam_tuple_visible(hdr, snapshot);

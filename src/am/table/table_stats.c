@@ -1,8 +1,8 @@
 /*-------------------------------------------------------------------------
  *
  * table_stats.c
- *	  What a fractam table holds: row ids used and left, versions by state,
- *	  bytes per row (SQL: fractam_table_stats).
+ *	  What a fractam table holds: row ids used and left, versions by state
+ *	  and by stored form, bytes per row (SQL: fractam_table_stats).
  *
  *-------------------------------------------------------------------------
  */
@@ -44,15 +44,19 @@ fractam_table_counts(Relation rel, FractamTableCounts *counts)
 	while (ft_scan_next(scan, &item, &len))
 	{
 		TransactionId dead_after;
+		FractamHeaderCopy hbuf;
 
 		CHECK_FOR_INTERRUPTS();
-		if (fractam_item_is_deadset(len))
+		if (fractam_item_is_deadset(item, len))
 		{
 			/* pruned versions, dead until VACUUM cleans their index entries */
 			counts->dead += fractam_deadset_count(item);
 			continue;
 		}
-		switch (fractam_tuple_htsv(fractam_item_tuple(item), &dead_after))
+		if (fractam_item_form(item) < lengthof(counts->forms))
+			counts->forms[fractam_item_form(item)]++;
+		switch (fractam_tuple_htsv(fractam_item_header(item, &hbuf),
+								   &dead_after))
 		{
 			case HEAPTUPLE_LIVE:
 				counts->live++;

@@ -84,6 +84,7 @@ reset_cache(FractamTableCache *cache, RelFileNode node)
 	free_leaf_hints(cache);
 	memset(cache, 0, sizeof(FractamTableCache));
 	cache->node = node;
+	cache->compact_forms = -1;
 }
 
 static void
@@ -384,7 +385,7 @@ edge_rowid(Relation rel, bool forward, FtRowId *rowid)
 	{
 		*rowid = fractam_item_rowid(item);
 		/* a dead set's row ids count: index entries may point to them */
-		if (!forward && fractam_item_is_deadset(len))
+		if (!forward && fractam_item_is_deadset(item, len))
 		{
 			for (int b = FRACTAM_DEADSET_ROWS - 1; b > 0; b--)
 				if (fractam_deadset_has(item, b))
@@ -431,21 +432,97 @@ fractam_rowid_limit(Relation rel)
 }
 
 /*
+ * May this table's tree hold versions in the compact and settled forms?
+ * Trees of format 4 and later (all that this build creates); a table
+ * written by an older build keeps full versions, which that build reads.
+ */
+bool
+fractam_table_compact_forms(Relation rel)
+{
+	FractamTableCache *cache = table_cache(rel);
+
+	if (cache->compact_forms < 0)
+	{
+		FtTree		tree;
+
+		fractam_table_tree(rel, &tree);
+		cache->compact_forms = ft_meta_version(&tree) >= 4 ? 1 : 0;
+	}
+	return cache->compact_forms > 0;
+}
+
+/*
+ * 0 if the table's tree takes only full versions, else the longest full
+ * item it takes (fractam_version_item).
+ */
+Size
+fractam_compact_limit(Relation rel)
+{
+	FtTree		tree;
+
+	if (!fractam_table_compact_forms(rel))
+		return 0;
+	fractam_table_tree(rel, &tree);
+	return ft_tree_max_item_size(&tree);
+}
+
+/*
  * The row version in a tree item as a palloc'd HeapTuple (in the current
  * memory context), t_self and t_tableOid set.
  */
 HeapTuple
 fractam_item_copy(Relation rel, const char *item, Size len)
 {
-	Size		tlen = len - FRACTAM_ROWID_SIZE;
+	Size		tlen = fractam_item_tuple_len(item, len);
 	HeapTuple	tup = (HeapTuple) palloc(HEAPTUPLESIZE + tlen);
 
 	tup->t_len = tlen;
 	tup->t_data = (HeapTupleHeader) ((char *) tup + HEAPTUPLESIZE);
-	memcpy(tup->t_data, item + FRACTAM_ROWID_SIZE, tlen);
+	fractam_item_to_tuple(item, len, tup->t_data);
 	fractam_rowid_tid(fractam_item_rowid(item), &tup->t_self);
 	tup->t_tableOid = RelationGetRelid(rel);
 	return tup;
+}
+
+/* ft_replace's check: is the stored item still the one expanded? */
+static FtUniqueVerdict
+still_unexpanded(void *arg, const char *item, Size len)
+{
+	FtItemRef  *old = (FtItemRef *) arg;
+
+	return len == old->len && memcmp(item, old->item, len) == 0 ?
+		FT_UNIQUE_ACCEPT : FT_UNIQUE_REFUSE;
+}
+
+/*
+ * A version found for a change (its leaf locked exclusively) is changed in
+ * the full form only: expand a compact or settled one.  In place if the
+ * leaf has room (true, ref then holds the full item; the WAL record names
+ * the expansion, FT_TRANSFORM_TABLE_EXPAND, which redo repeats); else the leaf is
+ * released and the item replaced through ft_replace, which splits the leaf
+ * (false: the caller finds the version again).  Expanding changes what the
+ * page holds, not what it says, so a concurrent expansion of the same item
+ * is harmless; ft_replace only checks that the item is still the compact
+ * or settled one, so that it cannot undo a change made in between.
+ */
+static bool
+expand_version(FtTree *tree, FtItemRef *ref)
+{
+	Size		fulllen;
+	char	   *full;
+	FtItemRef	old;
+
+	if (ft_item_transform(tree, ref, FT_TRANSFORM_TABLE_EXPAND))
+		return true;
+	full = fractam_item_expand(ref->item, ref->len, &fulllen);
+	old.len = ref->len;
+	old.item = palloc(ref->len);
+	memcpy(old.item, ref->item, ref->len);
+	ft_item_release(ref);
+	(void) ft_replace(tree, full, fulllen, still_unexpanded, &old);
+	pfree(old.item);
+	pfree(full);
+	return false;
 }
 
 /*
@@ -472,13 +549,21 @@ find_version_near(FtTree *tree, FtRowId rowid, int access, FtItemRef *ref,
 		hint->off = InvalidOffsetNumber;
 	}
 	fractam_rowid_key(rowid, key);
-	found = ft_item_find_near(tree, key, sizeof(key), access, ref, hint);
+	for (;;)
+	{
+		found = ft_item_find_near(tree, key, sizeof(key), access, ref, hint);
+		if (!found || access != BUFFER_LOCK_EXCLUSIVE ||
+			fractam_item_form(ref->item) == FRACTAM_ITEM_FULL ||
+			expand_version(tree, ref))
+			break;
+		CHECK_FOR_INTERRUPTS();
+	}
 	/* looked up again: nothing in between frees hints, but stay safe */
 	if (cache && (slot = leaf_hint_slot(cache, rowid)) != NULL)
 		*slot = hint->blkno;
 	if (!found)
 		return false;
-	if (fractam_item_is_deadset(ref->len))
+	if (fractam_item_is_deadset(ref->item, ref->len))
 	{
 		ft_item_release(ref);
 		return false;
@@ -500,7 +585,7 @@ fractam_scan_next_version(FtScan scan, const char **item, Size *len)
 {
 	while (ft_scan_next(scan, item, len))
 	{
-		if (!fractam_item_is_deadset(*len))
+		if (!fractam_item_is_deadset(*item, *len))
 			return true;
 	}
 	return false;
@@ -537,26 +622,14 @@ fractam_fetch_version_near(Relation rel, FtRowId rowid, FtLeafHint *hint)
 	return tup;
 }
 
-/* The tree item of a version (its header filled in) under row id rowid */
-char *
-fractam_version_item(FtRowId rowid, HeapTuple tup, Size *len)
-{
-	char	   *item;
-
-	*len = FRACTAM_ROWID_SIZE + tup->t_len;
-	item = palloc(*len);
-	fractam_rowid_key(rowid, item);
-	memcpy(item + FRACTAM_ROWID_SIZE, tup->t_data, tup->t_len);
-	return item;
-}
-
 /* Add a new version (its header already filled in) under row id rowid */
 void
 fractam_store_version(Relation rel, FtRowId rowid, HeapTuple tup)
 {
 	FtTree		tree;
 	Size		len;
-	char	   *item = fractam_version_item(rowid, tup, &len);
+	char	   *item = fractam_version_item(rowid, tup,
+											fractam_compact_limit(rel), &len);
 
 	fractam_table_tree(rel, &tree);
 	ft_insert(&tree, item, len);	/* refuses rows too large for a leaf */

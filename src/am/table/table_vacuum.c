@@ -132,13 +132,14 @@ vacuum_version(const char *item, Size len, void *arg, FtVacuumPatch *patch)
 	TransactionId dead_after;
 	HTSV_Result res;
 	FractamHeaderCopy frz;
+	FractamHeaderCopy hbuf;
 
-	if (fractam_item_is_deadset(len))
+	if (fractam_item_is_deadset(item, len))
 	{
 		collect_deadset(st, item);
 		return false;
 	}
-	hdr = fractam_item_tuple(item);
+	hdr = fractam_item_header(item, &hbuf);
 	res = fractam_tuple_htsv(hdr, &dead_after);
 	if (res == HEAPTUPLE_RECENTLY_DEAD &&
 		TransactionIdPrecedes(dead_after, st->oldest_xmin))
@@ -160,8 +161,19 @@ vacuum_version(const char *item, Size len, void *arg, FtVacuumPatch *patch)
 	else
 		st->live += 1;
 
-	if (patch && res != HEAPTUPLE_DEAD &&
-		fractam_freeze_header(st->freeze_limit, hdr, &frz.hdr))
+	if (fractam_item_form(item) != FRACTAM_ITEM_FULL)
+	{
+		/* settled: frozen already; compact: its freeze bit */
+		if (patch && res != HEAPTUPLE_DEAD &&
+			fractam_item_form(item) == FRACTAM_ITEM_COMPACT &&
+			fractam_item_freeze_patch(item, st->freeze_limit, patch))
+		{
+			HeapTupleHeaderSetXminFrozen(hdr);	/* hbuf, a copy */
+			st->frozen += 1;
+		}
+	}
+	else if (patch && res != HEAPTUPLE_DEAD &&
+			 fractam_freeze_header(st->freeze_limit, hdr, &frz.hdr))
 	{
 		freeze_patch(hdr, &frz.hdr, patch);
 		st->frozen += 1;
@@ -196,7 +208,7 @@ remove_collected(const char *item, Size len, void *arg, FtVacuumPatch *patch)
 	VacuumPassState *st = (VacuumPassState *) arg;
 	ItemPointerData tid;
 
-	if (fractam_item_is_deadset(len))
+	if (fractam_item_is_deadset(item, len))
 	{
 		FtRowId		base = fractam_item_rowid(item);
 		uint8		bits[FRACTAM_DEADSET_ROWS / 8];

@@ -224,10 +224,13 @@ visible_to_all(VmSetState *st, HeapTupleHeader tup)
 static bool
 check_version(void *arg, const char *item, Size len)
 {
+	FractamHeaderCopy hbuf;
+
 	/* a dead set: index entries may still point to its row ids */
-	if (fractam_item_is_deadset(len))
+	if (fractam_item_is_deadset(item, len))
 		return false;
-	return visible_to_all((VmSetState *) arg, fractam_item_tuple(item));
+	return visible_to_all((VmSetState *) arg,
+						  fractam_item_header(item, &hbuf));
 }
 
 static void
@@ -377,6 +380,7 @@ fractam_vm_vacuum(Relation rel, TransactionId oldest_xmin, uint8 skip)
 	for (;;)
 	{
 		bool		more = ft_scan_next(scan, &item, &len);
+		FractamHeaderCopy hbuf;
 		BlockNumber blk = more ?
 			(BlockNumber) (fractam_item_rowid(item) / FRACTAM_ROWS_PER_BLOCK) :
 			InvalidBlockNumber;
@@ -423,8 +427,9 @@ fractam_vm_vacuum(Relation rel, TransactionId oldest_xmin, uint8 skip)
 		if (!more)
 			break;
 		st.all_frozen = true;
-		if (candidate && (fractam_item_is_deadset(len) ||
-						  !visible_to_all(&st, fractam_item_tuple(item))))
+		if (candidate && (fractam_item_is_deadset(item, len) ||
+						  !visible_to_all(&st,
+										  fractam_item_header(item, &hbuf))))
 			candidate = false;
 		if (!st.all_frozen)
 			frozen_candidate = false;
@@ -465,7 +470,7 @@ check_deadset_order(Relation rel, const char *item, Size len,
 		memset(pruned->bits, 0, sizeof(pruned->bits));
 		pruned->blk = blk;
 	}
-	if (!fractam_item_is_deadset(len))
+	if (!fractam_item_is_deadset(item, len))
 	{
 		if (pruned->bits[first])
 			ereport(ERROR,
@@ -520,13 +525,15 @@ fractam_vm_verify(Relation rel)
 		ItemPointerData tid;
 		TransactionId dead_after;
 		uint8		status;
+		FractamHeaderCopy hbuf;
+		HeapTupleHeader hdr;
 
 		CHECK_FOR_INTERRUPTS();
 		fractam_rowid_tid(fractam_item_rowid(item), &tid);
 		status = visibilitymap_get_status(rel, ItemPointerGetBlockNumber(&tid),
 										  &vmbuf);
 		check_deadset_order(rel, item, len, &pruned);
-		if (fractam_item_is_deadset(len))
+		if (fractam_item_is_deadset(item, len))
 		{
 			if (status & VISIBILITYMAP_ALL_VISIBLE)
 				ereport(ERROR,
@@ -538,8 +545,8 @@ fractam_vm_verify(Relation rel)
 								ItemPointerGetOffsetNumber(&tid))));
 			continue;
 		}
-		if ((status & VISIBILITYMAP_ALL_FROZEN) &&
-			!version_frozen(fractam_item_tuple(item)))
+		hdr = fractam_item_header(item, &hbuf);
+		if ((status & VISIBILITYMAP_ALL_FROZEN) && !version_frozen(hdr))
 			ereport(ERROR,
 					(errcode(ERRCODE_DATA_CORRUPTED),
 					 errmsg("visibility map of table \"%s\" marks TID block %u all-frozen, but row version (%u,%u) is not frozen",
@@ -548,8 +555,7 @@ fractam_vm_verify(Relation rel)
 							ItemPointerGetBlockNumber(&tid),
 							ItemPointerGetOffsetNumber(&tid))));
 		if ((status & VISIBILITYMAP_ALL_VISIBLE) &&
-			fractam_tuple_htsv(fractam_item_tuple(item), &dead_after) !=
-			HEAPTUPLE_LIVE)
+			fractam_tuple_htsv(hdr, &dead_after) != HEAPTUPLE_LIVE)
 			ereport(ERROR,
 					(errcode(ERRCODE_DATA_CORRUPTED),
 					 errmsg("visibility map of table \"%s\" marks TID block %u all-visible, but row version (%u,%u) is not visible to all",
