@@ -359,18 +359,18 @@ ft_flush_child(FtTree *tree, Buffer bbuf, int childidx, Buffer lbuf,
 		if (nsealed > 0)
 		{
 			int			ncomp;
+			int			plain[FT_MAX_FLUSH_LEAVES];
+			int			nplain = npages;
 			Size		tailhk = nsealed < nitems ?
 				ft_item_space(ft_key_len(tree, lens[nsealed])) :
 				(oldhikey ? ft_item_space(oldhikeylen) : 0);
 
+			memcpy(plain, starts, sizeof(int) * npages);
 			/* pages that will take more flushes share the items evenly */
 			ncomp = ft_cut_compressed(tree, items, lens, nsealed, tailhk,
 									  starts, FT_MAX_FLUSH_LEAVES,
 									  oldhikey != NULL);
-			if (ncomp < 0)
-				elog(ERROR, "fractam: flush would produce more than %d leaves",
-					 FT_MAX_FLUSH_LEAVES);
-			if (nsealed < nitems)
+			if (ncomp >= 0 && nsealed < nitems)
 			{
 				int			tail[FT_MAX_FLUSH_LEAVES];
 				int			rest = cut_pages(tree, items + nsealed, lens + nsealed,
@@ -379,14 +379,30 @@ ft_flush_child(FtTree *tree, Buffer bbuf, int childidx, Buffer lbuf,
 											 oldhikey == NULL, -1, tail);
 
 				if (ncomp + rest > FT_MAX_FLUSH_LEAVES)
-					elog(ERROR, "fractam: flush would produce more than %d leaves",
-						 FT_MAX_FLUSH_LEAVES);
-				for (p = 0; p < rest; p++)
-					starts[ncomp + p] = tail[p] + nsealed;
-				npages = ncomp + rest;
+					ncomp = -1;
+				else
+				{
+					for (p = 0; p < rest; p++)
+						starts[ncomp + p] = tail[p] + nsealed;
+					npages = ncomp + rest;
+				}
 			}
-			else
+			else if (ncomp >= 0)
 				npages = ncomp;
+
+			/*
+			 * Compressed pages hold at least what uncompressed ones do,
+			 * unless the entries do not compress at all (the frame's own
+			 * bytes then cost room): if the compressed cut needs more
+			 * leaves than a flush writes, write the uncompressed cut,
+			 * which fits.
+			 */
+			if (ncomp < 0)
+			{
+				memcpy(starts, plain, sizeof(int) * nplain);
+				npages = nplain;
+				nsealed = 0;
+			}
 		}
 	}
 
