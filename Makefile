@@ -22,6 +22,7 @@ OBJS = \
 	src/am/index/speculative.o \
 	src/am/table/table_handler.o \
 	src/am/table/table_storage.o \
+	src/am/table/table_rowid_reuse.o \
 	src/am/table/table_format.o \
 	src/am/table/table_visibility.o \
 	src/am/table/table_scan.o \

@@ -61,6 +61,8 @@ $node->safe_psql('postgres', qq{
 	CREATE INDEX ul_id ON ul USING fractam (id) WITH (fanout = 4);
 	CREATE TABLE acked (c int PRIMARY KEY, b int);
 	CREATE TABLE hotc (c int, n int) USING $am;
+	CREATE TABLE fq (id bigint, c int) USING $am;
+	CREATE INDEX fq_id ON fq USING fractam (id);
 	CREATE UNIQUE INDEX hotc_c ON hotc USING fractam (c);
 });
 
@@ -101,6 +103,15 @@ sub client_script
 		}
 		$s .= "UPDATE hotc SET n = n + 1 WHERE c = $c;\n" x 10;
 		$s .= "INSERT INTO ul SELECT $base + j, j FROM generate_series(0, 49) j;\n";
+		# a queue: whole batches appended and removed two batches later,
+		# so VACUUM empties whole pseudo-blocks and their row ids are
+		# reused while the crashes come
+		$s .= "INSERT INTO fq SELECT $base + j, $c FROM generate_series(0, 299) j;\n";
+		if ($b >= 2)
+		{
+			my $b2 = $base - 2000;
+			$s .= "DELETE FROM fq WHERE id BETWEEN $b2 AND $b2 + 999;\n";
+		}
 		$s .= ($b % 10 == 9) ? "ROLLBACK;\n" : "COMMIT;\n";
 		$s .= "\\echo ACK $b\n";
 	}
@@ -110,7 +121,7 @@ sub client_script
 my $maint = "\\set ON_ERROR_STOP 1\n";
 for my $i (1 .. 2000)
 {
-	$maint .= "VACUUM ct;\nSELECT pg_sleep(0.2);\n";
+	$maint .= "VACUUM fq;\nVACUUM ct;\nSELECT pg_sleep(0.2);\n";
 	$maint .= "CHECKPOINT;\n" if $i % 5 == 0;
 }
 PostgreSQL::Test::Utils::append_to_file("$tmp/maint.sql", $maint);
@@ -118,6 +129,7 @@ PostgreSQL::Test::Utils::append_to_file("$tmp/maint.sql", $maint);
 my $psql = $node->installed_command('psql');
 my %acked;    # global client number => last acknowledged batch
 my $hot_versions = 0;    # hot-row updates acknowledged, all rounds
+my $queue_reused = 0;    # queue rows below an earlier row, all rounds
 
 for my $round (1 .. $rounds)
 {
@@ -212,6 +224,39 @@ for my $round (1 .. $rounds)
 			"round $round client $c: hot row counts its committed batches ($seq, index $idx, acked $acked{$c})");
 	}
 
+	# the queue: each batch's 300 rows are all there or none; a committed
+	# batch's rows go when the batch two later commits; through a
+	# sequential scan and through the index alike; every row its own ctid
+	for my $c (grep { $acked{$_} >= 0 } @clients)
+	{
+		my $a = $acked{$c};
+		my $q = "SELECT (id % 10000000) / 1000, count(*) FROM fq WHERE id BETWEEN $c * 10000000 AND $c * 10000000 + 9999999 GROUP BY 1 ORDER BY 1";
+		my $seq = $node->safe_psql('postgres', "SET enable_indexscan = off; SET enable_bitmapscan = off; $q");
+		my $idx = $node->safe_psql('postgres', "SET enable_seqscan = off; SET enable_bitmapscan = off; $q");
+		is($idx, $seq, "round $round client $c: queue rows through the index as through a scan");
+		my %have = map { split /\|/ } split /\n/, $seq;
+		my @wrong;
+		for my $x (0 .. $a + 3)
+		{
+			my $n = $have{$x} // 0;
+			my $committed = ($x % 10 != 9);
+			my $deleter = $x + 2;
+			my $deleted_for_sure = $deleter <= $a && $deleter % 10 != 9;
+			my $maybe_deleted = $deleter == $a + 1 && $deleter % 10 != 9;
+			my @ok;
+			if ($x > $a + 1 || !$committed) { @ok = (0); }
+			elsif ($x == $a + 1) { @ok = (0, 300); }
+			elsif ($deleted_for_sure) { @ok = (0); }
+			elsif ($maybe_deleted) { @ok = (0, 300); }
+			else { @ok = (300); }
+			push @wrong, "batch $x: $n rows (expected " . join(' or ', @ok) . ")"
+			  unless grep { $_ == $n } @ok;
+		}
+		is(join("; ", @wrong), '', "round $round client $c: queue batches all there or gone as committed");
+	}
+	is($node->safe_psql('postgres', 'SELECT count(*) = count(DISTINCT ctid) FROM fq'),
+		't', "round $round: every queue row has its own ctid");
+
 	# every index agrees with the heap
 	for my $chk (['ct_id', 'id', '0'], ['ct_k', 'k', '0'], ['ct_t', 't', "''"], ['ct_kt', 'c', '0'])
 	{
@@ -222,8 +267,13 @@ for my $round (1 .. $rounds)
 	is(join("\n", @bad), '', "round $round: fractam_verify passes on every index");
 	if ($am eq 'fractam')
 	{
-		is($node->safe_psql('postgres', "SELECT fractam_verify('ct'), fractam_verify('ul'), fractam_verify('hotc')"),
-			'||', "round $round: fractam_verify passes on the tables");
+		is($node->safe_psql('postgres', "SELECT fractam_verify('ct'), fractam_verify('ul'), fractam_verify('hotc'), fractam_verify('fq')"),
+			'|||', "round $round: fractam_verify passes on the tables");
+		# row ids VACUUM gave back were reused: some client's later rows
+		# sit below its earlier ones (a client's ranges from the counter
+		# only ascend)
+		$queue_reused += $node->safe_psql('postgres', q{
+			SELECT count(*) FROM (SELECT ctid < lag(ctid) OVER (PARTITION BY c ORDER BY id) AS below FROM fq) s WHERE below});
 		# full leaves were pruned: without it every version stays an item
 		# (nothing vacuums hotc); pruned ones share dead-set items
 		my $hot_items = $node->safe_psql('postgres', "SELECT leaf_items FROM fractam_stats('hotc')");
@@ -239,6 +289,9 @@ for my $round (1 .. $rounds)
 	ok($ok, "round $round: unlogged $desc");
 	$node->safe_psql('postgres', 'TRUNCATE ul');
 }
+
+cmp_ok($queue_reused, '>', 0, "queue rows took row ids VACUUM gave back ($queue_reused)")
+  if $am eq 'fractam';
 
 # compressed runs: the indexes really hold compressed leaves
 if ($compression ne 'none')

@@ -221,10 +221,41 @@ extern void ft_init_tree(FtTree *tree, ForkNumber forknum);
 extern void ft_create_storage(SMgrRelation smgr,
 							  ForkNumber forknum, bool wal,
 							  uint64 first_seq);
-typedef uint64 (*FtSeqGrantFn) (uint64 value);
-extern uint64 ft_meta_take_seq(FtTree *tree, FtSeqGrantFn grant, uint64 limit,
+
+/*
+ * How a tree's owner takes values from the metapage's counter and from the
+ * ranges of it given back (ft_meta_take_seq): grant(value, reused) says
+ * how many (at least one) the owner takes from value, of the counter or
+ * (reused) of a range given back; reusable(tag) whether a range
+ * given back with that tag may be handed out again (NULL: never); granted
+ * is told what was taken while the metapage is still locked, so that the
+ * owner can publish it before anyone can read the counter past it.
+ * Counter values at or above limit are refused with an error.
+ */
+typedef struct FtSeqPolicy
+{
+	uint64		(*grant) (uint64 value, bool reused, void *arg);
+	bool		(*reusable) (uint64 tag, void *arg);
+	void		(*granted) (uint64 first, uint64 count, void *arg);
+	uint64		limit;
+	void	   *arg;
+} FtSeqPolicy;
+
+/* The counter and the ranges given back, as one look at the metapage saw them */
+typedef struct FtSeqState
+{
+	uint64		seq;			/* the counter */
+	uint64		seq_first;		/* its value when the tree was created */
+	uint32		nfree;
+	FtSeqExtent given_back[FT_META_MAX_FREE_SEQ];	/* by first */
+} FtSeqState;
+
+extern uint64 ft_meta_take_seq(FtTree *tree, const FtSeqPolicy *policy,
 							   uint64 *count);
 extern uint64 ft_meta_read_seq(FtTree *tree);
+extern void ft_meta_read_seq_state(FtTree *tree, FtSeqState *state);
+extern void ft_meta_give_back_seq(FtTree *tree, const FtSeqExtent *ranges,
+								  int nranges);
 extern uint32 ft_meta_version(FtTree *tree);
 extern bool ft_searching_free_pages(void);
 

@@ -379,6 +379,7 @@ ft_create_storage(SMgrRelation smgr, ForkNumber forknum, bool wal,
 
 	ft_meta_init(metabuf.data, 1, 0);
 	ft_meta_set_seq(metabuf.data, first_seq);
+	FtPageGetMeta(metabuf.data)->seq_first = first_seq;
 	ft_page_init(leafbuf.data, FT_PAGE_LEAF, 0);
 
 	PageSetChecksumInplace(metabuf.data, FT_METAPAGE_BLKNO);
@@ -406,41 +407,84 @@ ft_init_tree(FtTree *tree, ForkNumber forknum)
 					  forknum == INIT_FORKNUM || RelationNeedsWAL(tree->rel), 0);
 }
 
+/* Drop range i of the metapage's list of ranges given back */
+static void
+drop_free_seq(FtMetaData *meta, uint32 i)
+{
+	Assert(i < meta->nfree_seq);
+	memmove(&meta->free_seq[i], &meta->free_seq[i + 1],
+			(meta->nfree_seq - i - 1) * sizeof(FtSeqExtent));
+	meta->nfree_seq--;
+	memset(&meta->free_seq[meta->nfree_seq], 0, sizeof(FtSeqExtent));
+}
+
 /*
- * Take values from the metapage's counter (one WAL record): grant(value)
- * says how many (at least one) the caller gets from the counter's current
- * value, which is returned, with the number taken in *count.  Values at or
- * above limit are refused with an error.
+ * Take values (one WAL record): from the first range given back that the
+ * policy finds reusable, else from the counter; see FtSeqPolicy.  Returns
+ * the first value taken, with the number taken in *count.
  */
 uint64
-ft_meta_take_seq(FtTree *tree, FtSeqGrantFn grant, uint64 limit,
-				 uint64 *count)
+ft_meta_take_seq(FtTree *tree, const FtSeqPolicy *policy, uint64 *count)
 {
 	Buffer		buf = ft_getbuf(tree, FT_METAPAGE_BLKNO, BUFFER_LOCK_EXCLUSIVE);
 	Page		page = BufferGetPage(buf);
 	FtMetaData *meta = FtPageGetMeta(page);
 	uint64		value = meta->seq;
 	uint64		n;
+	int			reuse = -1;
 
-	if (value >= limit)
+	if (policy->reusable)
 	{
-		UnlockReleaseBuffer(buf);
-		ereport(ERROR,
-				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
-				 errmsg("%s \"%s\" has used up its %llu row ids",
-						ft_relkind_name(tree->rel),
-						RelationGetRelationName(tree->rel),
-						(unsigned long long) limit),
-				 errhint("VACUUM FULL the table to renumber its rows.")));
+		for (uint32 i = 0; i < meta->nfree_seq; i++)
+			if (policy->reusable(meta->free_seq[i].tag, policy->arg))
+			{
+				reuse = (int) i;
+				break;
+			}
 	}
-	n = grant(value);
-	Assert(n >= 1);
-	n = Min(n, limit - value);
-	START_CRIT_SECTION();
-	ft_meta_set_seq(page, value + n);
-	MarkBufferDirty(buf);
-	ftxlog_meta_seq(tree->rel, buf, value + n);
-	END_CRIT_SECTION();
+	if (reuse >= 0)
+	{
+		FtSeqExtent *ext = &meta->free_seq[reuse];
+
+		value = ext->first;
+		n = policy->grant(value, true, policy->arg);
+		Assert(n >= 1);
+		n = Min(n, ext->end - value);
+		START_CRIT_SECTION();
+		ext->first += n;
+		if (ext->first >= ext->end)
+			drop_free_seq(meta, (uint32) reuse);
+		MarkBufferDirty(buf);
+		ftxlog_meta_seq(tree->rel, buf, meta->seq, true);
+		END_CRIT_SECTION();
+	}
+	else
+	{
+		if (value >= policy->limit)
+		{
+			UnlockReleaseBuffer(buf);
+			ereport(ERROR,
+					(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+					 errmsg("%s \"%s\" has used up its %llu row ids",
+							ft_relkind_name(tree->rel),
+							RelationGetRelationName(tree->rel),
+							(unsigned long long) policy->limit),
+					 meta->nfree_seq > 0 ?
+					 errdetail("Row ids VACUUM freed are reused only once every transaction older than that VACUUM has ended.") : 0,
+					 errhint("VACUUM FULL the table to renumber its rows.")));
+		}
+		n = policy->grant(value, false, policy->arg);
+		Assert(n >= 1);
+		n = Min(n, policy->limit - value);
+		START_CRIT_SECTION();
+		ft_meta_set_seq(page, value + n);
+		MarkBufferDirty(buf);
+		ftxlog_meta_seq(tree->rel, buf, value + n, false);
+		END_CRIT_SECTION();
+	}
+	/* published before anyone can see the counter or the list past it */
+	if (policy->granted)
+		policy->granted(value, n, policy->arg);
 	UnlockReleaseBuffer(buf);
 	*count = n;
 	return value;
@@ -455,6 +499,120 @@ ft_meta_read_seq(FtTree *tree)
 
 	UnlockReleaseBuffer(buf);
 	return value;
+}
+
+/* The counter and the ranges given back, under one lock of the metapage */
+void
+ft_meta_read_seq_state(FtTree *tree, FtSeqState *state)
+{
+	Buffer		buf = ft_getbuf(tree, FT_METAPAGE_BLKNO, BUFFER_LOCK_SHARE);
+	FtMetaData *meta = FtPageGetMeta(BufferGetPage(buf));
+
+	state->seq = meta->seq;
+	state->seq_first = meta->seq_first;
+	state->nfree = Min(meta->nfree_seq, FT_META_MAX_FREE_SEQ);
+	memcpy(state->given_back, meta->free_seq,
+		   state->nfree * sizeof(FtSeqExtent));
+	UnlockReleaseBuffer(buf);
+}
+
+static int
+extent_cmp(const void *a, const void *b)
+{
+	const FtSeqExtent *x = (const FtSeqExtent *) a;
+	const FtSeqExtent *y = (const FtSeqExtent *) b;
+
+	return (x->first > y->first) - (x->first < y->first);
+}
+
+static int
+extent_size_desc_cmp(const void *a, const void *b)
+{
+	const FtSeqExtent *x = (const FtSeqExtent *) a;
+	const FtSeqExtent *y = (const FtSeqExtent *) b;
+	uint64		xs = x->end - x->first;
+	uint64		ys = y->end - y->first;
+
+	return (xs < ys) - (xs > ys);
+}
+
+/*
+ * Give ranges of the counter back for reuse (one WAL record).  The owner
+ * vouches that nothing uses them and that no range of them is already
+ * given back.  Adjacent ranges with the same tag merge; ranges with
+ * different tags stay apart (merged, the older would wait for the newer's
+ * tag: a queue gives back the range next to the one it is reusing).  Only
+ * beyond FT_META_MAX_FREE_SEQ ranges do adjacent ones merge anyway
+ * (keeping the larger tag: reusable once both are), and then the smallest
+ * are forgotten (their values are never handed out again).
+ */
+void
+ft_meta_give_back_seq(FtTree *tree, const FtSeqExtent *ranges, int nranges)
+{
+	Buffer		buf;
+	FtMetaData *meta;
+	FtSeqExtent *all;
+	int			n;
+	int			merged;
+
+	if (nranges <= 0)
+		return;
+	buf = ft_getbuf(tree, FT_METAPAGE_BLKNO, BUFFER_LOCK_EXCLUSIVE);
+	meta = FtPageGetMeta(BufferGetPage(buf));
+	all = palloc((meta->nfree_seq + nranges) * sizeof(FtSeqExtent));
+	memcpy(all, meta->free_seq, meta->nfree_seq * sizeof(FtSeqExtent));
+	n = meta->nfree_seq;
+	for (int i = 0; i < nranges; i++)
+	{
+		if (ranges[i].first >= ranges[i].end || ranges[i].end > meta->seq)
+			elog(ERROR, "fractam: cannot give back range [" UINT64_FORMAT ", " UINT64_FORMAT ") of \"%s\" with the counter at " UINT64_FORMAT,
+				 ranges[i].first, ranges[i].end,
+				 RelationGetRelationName(tree->rel), meta->seq);
+		all[n++] = ranges[i];
+	}
+	qsort(all, n, sizeof(FtSeqExtent), extent_cmp);
+	merged = 0;
+	for (int i = 0; i < n; i++)
+	{
+		/* a value given back twice would be handed out twice */
+		if (merged > 0 && all[merged - 1].end > all[i].first)
+			elog(ERROR, "fractam: range [" UINT64_FORMAT ", " UINT64_FORMAT ") of \"%s\" given back twice",
+				 all[i].first, all[i].end, RelationGetRelationName(tree->rel));
+		if (merged > 0 && all[merged - 1].end == all[i].first &&
+			all[merged - 1].tag == all[i].tag)
+			all[merged - 1].end = all[i].end;
+		else
+			all[merged++] = all[i];
+	}
+	if (merged > FT_META_MAX_FREE_SEQ)
+	{
+		int			m = 0;
+
+		for (int i = 0; i < merged; i++)
+		{
+			if (m > 0 && all[m - 1].end == all[i].first)
+			{
+				all[m - 1].end = all[i].end;
+				all[m - 1].tag = Max(all[m - 1].tag, all[i].tag);
+			}
+			else
+				all[m++] = all[i];
+		}
+		merged = m;
+	}
+	if (merged > FT_META_MAX_FREE_SEQ)
+	{
+		qsort(all, merged, sizeof(FtSeqExtent), extent_size_desc_cmp);
+		merged = FT_META_MAX_FREE_SEQ;
+		qsort(all, merged, sizeof(FtSeqExtent), extent_cmp);
+	}
+	START_CRIT_SECTION();
+	ft_meta_set_free_seq(BufferGetPage(buf), all, (uint32) merged);
+	MarkBufferDirty(buf);
+	ftxlog_meta_seq(tree->rel, buf, meta->seq, true);
+	END_CRIT_SECTION();
+	UnlockReleaseBuffer(buf);
+	pfree(all);
 }
 
 /*

@@ -91,6 +91,22 @@ ft_meta_set_seq(Page page, uint64 seq)
 			((char *) meta + sizeof(FtMetaData)) - (char *) page);
 }
 
+/* Set the ranges of the counter given back (do side and redo) */
+void
+ft_meta_set_free_seq(Page page, const FtSeqExtent *ranges, uint32 n)
+{
+	FtMetaData *meta = FtPageGetMeta(page);
+
+	Assert(n <= FT_META_MAX_FREE_SEQ);
+	memcpy(meta->free_seq, ranges, n * sizeof(FtSeqExtent));
+	memset(meta->free_seq + n, 0,
+		   (FT_META_MAX_FREE_SEQ - n) * sizeof(FtSeqExtent));
+	meta->nfree_seq = n;
+	((PageHeader) page)->pd_lower =
+		Max(((PageHeader) page)->pd_lower,
+			((char *) meta + sizeof(FtMetaData)) - (char *) page);
+}
+
 /*
  * The buffer-node half of a flush: drop the flushed slice of messages and
  * add the pivots of the leaves the flush created.  Shared by the do side

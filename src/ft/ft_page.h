@@ -188,7 +188,27 @@ typedef struct FtFrameHeader
 #define FT_VIEW_CAPACITY \
 	(FT_VIEW_SIZE - SizeOfPageHeaderData - MAXALIGN(sizeof(FtPageOpaqueData)))
 
-/* Metapage contents, stored right after the page header */
+/*
+ * A range [first, end) of the metapage's counter that its owner gave back
+ * (a table: the row ids of pseudo-blocks VACUUM emptied), to be handed out
+ * again once the owner's test of tag says so.
+ */
+typedef struct FtSeqExtent
+{
+	uint64		first;
+	uint64		end;
+	uint64		tag;			/* the owner's (a table: a full xid) */
+} FtSeqExtent;
+
+/* ranges a metapage keeps at most (the largest, when more are given back) */
+#define FT_META_MAX_FREE_SEQ	32
+
+/*
+ * Metapage contents, stored right after the page header.  pd_lower covers
+ * all of it, so that full-page images keep it; fields added later read as
+ * zero in metapages written before them (PageInit zeroes the page, and an
+ * image's hole restores as zeroes).
+ */
 typedef struct FtMetaData
 {
 	uint32		magic;
@@ -198,6 +218,10 @@ typedef struct FtMetaData
 	uint64		seq;			/* the caller's counter (a table hands out
 								 * row-id ranges from it); 0 in metapages
 								 * written before it existed */
+	uint64		seq_first;		/* the counter's value at creation */
+	uint32		nfree_seq;		/* ranges given back, in free_seq[] */
+	uint32		reserved;		/* zero */
+	FtSeqExtent free_seq[FT_META_MAX_FREE_SEQ]; /* by first, disjoint */
 } FtMetaData;
 
 #define FtPageGetMeta(page) ((FtMetaData *) PageGetContents(page))
@@ -334,6 +358,8 @@ typedef struct FtLeafDelta
 
 /* Page-level helpers shared with redo (ft_page.c) */
 extern void ft_meta_set_seq(Page page, uint64 seq);
+extern void ft_meta_set_free_seq(Page page, const FtSeqExtent *ranges,
+								 uint32 n);
 extern bool ft_leaf_delta_valid(const char *delta, Size len);
 extern void ft_apply_leaf_delta(Page leaf, const char *delta);
 extern bool ft_apply_patches(Page page, const char *payload, Size len);

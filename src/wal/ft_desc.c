@@ -153,6 +153,13 @@ ft_desc(StringInfo buf, XLogReaderState *record)
 
 				memcpy(&seq, rec, sizeof(seq));
 				appendStringInfo(buf, "seq " UINT64_FORMAT, seq);
+				if (XLogRecGetDataLen(record) >= sizeof(uint64) + sizeof(uint32))
+				{
+					uint32		nfree;
+
+					memcpy(&nfree, rec + sizeof(uint64), sizeof(nfree));
+					appendStringInfo(buf, "; %u ranges given back", nfree);
+				}
 				break;
 			}
 		case XLOG_FT_VM_SET:

@@ -403,14 +403,37 @@ ft_redo_meta_seq(XLogReaderState *record)
 	uint64		seq;
 	Buffer		buf;
 
-	if (XLogRecGetDataLen(record) != sizeof(uint64))
+	const char *data = XLogRecGetData(record);
+	Size		len = XLogRecGetDataLen(record);
+	uint32		nfree = 0;
+	bool		with_free = len > sizeof(uint64);
+
+	if (len < sizeof(uint64))
 		wal_format_mismatch("META_SEQ");
-	memcpy(&seq, XLogRecGetData(record), sizeof(seq));
+	memcpy(&seq, data, sizeof(seq));
+	if (with_free)
+	{
+		if (len < sizeof(uint64) + sizeof(uint32))
+			wal_format_mismatch("META_SEQ");
+		memcpy(&nfree, data + sizeof(uint64), sizeof(uint32));
+		if (nfree > FT_META_MAX_FREE_SEQ ||
+			len != sizeof(uint64) + sizeof(uint32) + nfree * sizeof(FtSeqExtent))
+			wal_format_mismatch("META_SEQ");
+	}
 	if (XLogReadBufferForRedo(record, 0, &buf) == BLK_NEEDS_REDO)
 	{
 		Page		page = BufferGetPage(buf);
 
 		ft_meta_set_seq(page, seq);
+		if (with_free)
+		{
+			FtSeqExtent ranges[FT_META_MAX_FREE_SEQ];
+
+			/* (unaligned in the record) */
+			memcpy(ranges, data + sizeof(uint64) + sizeof(uint32),
+				   nfree * sizeof(FtSeqExtent));
+			ft_meta_set_free_seq(page, ranges, nfree);
+		}
 		PageSetLSN(page, record->EndRecPtr);
 		MarkBufferDirty(buf);
 	}

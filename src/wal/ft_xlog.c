@@ -15,6 +15,7 @@
 
 #include "access/xlog.h"
 #include "access/xloginsert.h"
+#include "ft/ft_page.h"
 #include "storage/bufmgr.h"
 #include "utils/rel.h"
 #include "wal/ft_xlog.h"
@@ -296,14 +297,21 @@ ftxlog_patches(Relation rel, Buffer buf, const char *payload, Size len,
 }
 
 void
-ftxlog_meta_seq(Relation rel, Buffer metabuf, uint64 seq)
+ftxlog_meta_seq(Relation rel, Buffer metabuf, uint64 seq, bool with_free)
 {
 	XLogRecPtr	recptr;
+	FtMetaData *meta = FtPageGetMeta(BufferGetPage(metabuf));
 
 	if (!RelationNeedsWAL(rel))
 		return;
 	XLogBeginInsert();
 	XLogRegisterData((char *) &seq, sizeof(seq));
+	if (with_free)
+	{
+		XLogRegisterData((char *) &meta->nfree_seq, sizeof(uint32));
+		XLogRegisterData((char *) meta->free_seq,
+						 meta->nfree_seq * sizeof(FtSeqExtent));
+	}
 	XLogRegisterBuffer(0, metabuf, REGBUF_STANDARD);
 	recptr = XLogInsert(RM_FRACTAM_ID, XLOG_FT_META_SEQ);
 	PageSetLSN(BufferGetPage(metabuf), recptr);

@@ -169,7 +169,11 @@ typedef struct xl_ft_transform
  * per leaf.
  */
 
-/* XLOG_FT_META_SEQ: block 0 = metapage, main data = the new value (uint64) */
+/*
+ * XLOG_FT_META_SEQ: block 0 = metapage, main data = the counter's new value
+ * (uint64), then, when the ranges given back changed, their number (uint32)
+ * and the ranges (FtSeqExtent each).
+ */
 
 /*
  * XLOG_FT_APPEND: block 0 = leaf; its items at offsets first, first + 1,
@@ -276,7 +280,8 @@ extern void ftxlog_transform(Relation rel, Buffer buf, OffsetNumber off,
 							 uint16 transform);
 extern void ftxlog_patches(Relation rel, Buffer buf, const char *payload,
 						   Size len, uint16 npatches);
-extern void ftxlog_meta_seq(Relation rel, Buffer metabuf, uint64 seq);
+extern void ftxlog_meta_seq(Relation rel, Buffer metabuf, uint64 seq,
+							bool with_free);
 extern void ftxlog_vm(Relation rel, Buffer vmbuf, uint8 info,
 					  BlockNumber heapblk, TransactionId cutoff_xid,
 					  uint8 flags);

@@ -276,6 +276,8 @@ typedef struct FractamTableCache
 	FtRootCache rootcache;
 	FtRowId		next_rowid;		/* this backend's range of row ids */
 	FtRowId		end_rowid;
+	int			holding;		/* its slot in this backend's holdings
+								 * (table_rowid_reuse.c), or -1 */
 	BlockNumber *leafhints;		/* or NULL: see leaf_hint_slot */
 	uint32		nleafhints;		/* a power of 2 */
 	int8		compact_forms;	/* -1 unknown; else may the tree hold
@@ -301,11 +303,39 @@ extern bool fractam_table_options_pending(Oid relid);
 /* table_storage.c */
 extern void fractam_table_tree(Relation rel, FtTree *tree);
 extern FtRowId fractam_next_rowid(Relation rel);
+extern FtRowId fractam_next_rowid_ex(Relation rel, bool *last_in_range);
 extern uint64 fractam_rowid_limit(Relation rel);
 extern FtRowId fractam_rowid_end(Relation rel);
 extern FtRowId fractam_rowid_first(Relation rel);
 extern void fractam_forget_cache(Relation rel);
 extern void fractam_table_cache_init(void);
+
+/* table_rowid_reuse.c */
+#define FRACTAM_MAX_ROWID_GAPS	1024
+typedef struct FractamRowidGaps
+{
+	int			n;
+	int			last;			/* the run added last, or -1 */
+	struct
+	{
+		BlockNumber lo;
+		BlockNumber hi;			/* InvalidBlockNumber: to the counter */
+	}			range[FRACTAM_MAX_ROWID_GAPS];
+} FractamRowidGaps;
+
+extern int	fractam_rowid_holdings;
+extern void fractam_rowid_reuse_init(void);
+extern void fractam_rowids_check_ready(void);
+extern void fractam_rowids_hold(FractamTableCache *cache, BlockNumber blk);
+extern void fractam_rowids_release(FractamTableCache *cache);
+extern bool fractam_rowids_reusable(Relation rel, uint64 tag);
+extern void fractam_rowid_gaps_add(FractamRowidGaps *gaps, BlockNumber lo,
+								   BlockNumber hi);
+extern uint64 fractam_rowids_give_back(Relation rel, FractamRowidGaps *gaps);
+extern uint64 fractam_rowids_free(Relation rel);
+extern void fractam_rowids_verify_item(Relation rel, const FtSeqState *state,
+									   FtRowId rowid, uint32 *next);
+extern void fractam_rowids_verify_state(Relation rel, const FtSeqState *state);
 extern bool fractam_find_version(FtTree *tree, FtRowId rowid, int access,
 								 FtItemRef *ref);
 extern bool fractam_scan_next_version(FtScan scan, const char **item,
@@ -542,7 +572,8 @@ extern bool fractam_vm_range_marked(Relation rel, FtRowId first, FtRowId end,
 extern void fractam_vm_leaf_insert_hook(FtTree *tree, const char *item,
 										Size len);
 extern void fractam_vm_cover(Relation rel, FtRowId last_rowid);
-extern BlockNumber fractam_vm_vacuum(Relation rel, TransactionId oldest_xmin,
+extern BlockNumber fractam_vm_vacuum(Relation rel, struct FractamRowidGaps *gaps,
+									 TransactionId oldest_xmin,
 									 uint8 skip);
 extern void fractam_vm_verify(Relation rel);
 

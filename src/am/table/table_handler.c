@@ -30,7 +30,16 @@ fractam_table_init(void)
 							 &fractam_debug_first_rowid, 0, 0,
 							 (double) (FRACTAM_ROWID_LIMIT - 1),
 							 PGC_SUSET, GUC_NOT_IN_SAMPLE, NULL, NULL, NULL);
+	DefineCustomIntVariable("fractam.rowid_holdings_per_backend",
+							"Tables a session holds a range of row ids of at once.",
+							"A session writing to more fractam tables in turn gives up "
+							"the rest of a range (up to 290 row ids) each time it "
+							"moves to another table.  Costs 16 bytes of shared "
+							"memory per connection and table.",
+							&fractam_rowid_holdings, 64, 8, 4096,
+							PGC_POSTMASTER, 0, NULL, NULL, NULL);
 	fractam_table_cache_init();
+	fractam_rowid_reuse_init();
 	fractam_table_options_init();
 }
 

@@ -137,9 +137,19 @@ fractam_multi_insert(Relation rel, TupleTableSlot **slots, int nslots,
 	Size	   *lens = palloc(nslots * sizeof(Size));
 	FtTree		tree;
 	int			i;
+	int			stored = 0;
 
 	/* a serializable reader of the whole table conflicts with any insert */
 	CheckForSerializableConflictIn(rel, NULL, InvalidBlockNumber);
+
+	/*
+	 * Row ids ascend: at the right edge a leaf's worth goes in at once, and
+	 * the leaves filled go through the load's buffer ring, as heap's pages
+	 * do (bistate is NULL when heap would not use a ring either).
+	 */
+	fractam_table_tree(rel, &tree);
+	if (bistate)
+		tree.strategy = bistate->strategy;
 	for (i = 0; i < nslots; i++)
 	{
 		TupleTableSlot *slot = slots[i];
@@ -147,11 +157,12 @@ fractam_multi_insert(Relation rel, TupleTableSlot **slots, int nslots,
 		HeapTuple	tuple = ExecFetchSlotHeapTuple(slot, true, &shouldFree);
 		HeapTuple	heaptup;
 		FtRowId		rowid;
+		bool		last_in_range;
 
 		slot->tts_tableOid = RelationGetRelid(rel);
 		tuple->t_tableOid = slot->tts_tableOid;
 		heaptup = prepare_version(rel, tuple, xid, cid, options, NULL);
-		rowid = fractam_next_rowid(rel);
+		rowid = fractam_next_rowid_ex(rel, &last_in_range);
 		fractam_rowid_tid(rowid, &heaptup->t_self);
 		heaptup->t_data->t_ctid = heaptup->t_self;
 		items[i] = fractam_version_item(rowid, heaptup, compact_limit,
@@ -164,17 +175,17 @@ fractam_multi_insert(Relation rel, TupleTableSlot **slots, int nslots,
 			heap_freetuple(heaptup);
 		if (shouldFree)
 			pfree(tuple);
+		/* a range's versions are stored before the next range is taken */
+		if (last_in_range)
+		{
+			ft_insert_ascending(&tree, items + stored, lens + stored,
+								i + 1 - stored);
+			stored = i + 1;
+		}
 	}
-
-	/*
-	 * Row ids ascend: at the right edge a leaf's worth goes in at once, and
-	 * the leaves filled go through the load's buffer ring, as heap's pages
-	 * do (bistate is NULL when heap would not use a ring either).
-	 */
-	fractam_table_tree(rel, &tree);
-	if (bistate)
-		tree.strategy = bistate->strategy;
-	ft_insert_ascending(&tree, items, lens, nslots);
+	if (stored < nslots)
+		ft_insert_ascending(&tree, items + stored, lens + stored,
+							nslots - stored);
 	pgstat_count_heap_insert(rel, nslots);
 
 	for (i = 0; i < nslots; i++)

@@ -32,7 +32,8 @@ fractam_table_counts(Relation rel, FractamTableCounts *counts)
 	TransactionId oldest = GetOldestNonRemovableTransactionId(rel);
 
 	memset(counts, 0, sizeof(*counts));
-	counts->rowids_used = fractam_rowid_limit(rel);
+	/* handed out and not given back by VACUUM for reuse */
+	counts->rowids_used = fractam_rowid_limit(rel) - fractam_rowids_free(rel);
 	counts->rowids_left = FRACTAM_ROWID_LIMIT - counts->rowids_used;
 	counts->file_bytes = (uint64) smgrnblocks(RelationGetSmgr(rel), MAIN_FORKNUM) *
 		BLCKSZ;

@@ -42,6 +42,25 @@ rowid_compare(void *arg, const char *a, Size alen, const char *b, Size blen)
 }
 
 /*
+ * FtTree.sharedcols for a table: do two row ids lie within a pseudo-block's
+ * width of each other (1) or not (0)?  A new version placed right before
+ * a far row id, after a run of close ones, is an append point: a backend
+ * filling a range of row ids VACUUM gave back in front of the table's
+ * oldest rows, or one filling its pseudo-block in front of another
+ * backend's.  The leaf split then cuts right after it (ft_flush.c
+ * append_cut), so that the run fills the left page, instead of halving
+ * the leaf again at every split.
+ */
+static int
+rowid_close(void *arg, const char *a, Size alen, const char *b, Size blen)
+{
+	FtRowId		x = fractam_item_rowid(a);
+	FtRowId		y = fractam_item_rowid(b);
+
+	return (x > y ? x - y : y - x) < FRACTAM_ROWS_PER_BLOCK ? 1 : 0;
+}
+
+/*
  * A backend's state of each table (FractamTableCache) lives in a hash table
  * keyed by the table's OID, not in rd_amcache: the relcache frees
  * rd_amcache on every invalidation of the table, also while it is open, and
@@ -82,9 +101,12 @@ static void
 reset_cache(FractamTableCache *cache, RelFileNode node)
 {
 	free_leaf_hints(cache);
+	/* the range of row ids goes: let go of its pseudo-block */
+	fractam_rowids_release(cache);
 	memset(cache, 0, sizeof(FractamTableCache));
 	cache->node = node;
 	cache->compact_forms = -1;
+	cache->holding = -1;
 }
 
 static void
@@ -146,6 +168,7 @@ table_cache_xact_end(XactEvent event, void *arg)
 		if (entry->invalidated)
 		{
 			free_leaf_hints(&entry->cache);
+			fractam_rowids_release(&entry->cache);
 			hash_search(table_caches, &entry->relid, HASH_REMOVE, NULL);
 		}
 	table_caches_invalidated = 0;
@@ -177,7 +200,10 @@ table_cache(Relation rel)
 	}
 	entry = hash_search(table_caches, &relid, HASH_ENTER, &found);
 	if (!found)
+	{
 		entry->cache.leafhints = NULL;
+		entry->cache.holding = -1;
+	}
 	if (!found || !RelFileNodeEquals(entry->cache.node, rel->rd_node))
 		reset_cache(&entry->cache, rel->rd_node);
 	if (!found)
@@ -230,7 +256,7 @@ fractam_table_tree(Relation rel, FtTree *tree)
 	tree->direct_apply = true;
 	tree->rootcache = &cache->rootcache;
 	tree->max_item_size = 0;
-	tree->sharedcols = NULL;
+	tree->sharedcols = rowid_close;
 	/* high keys and pivots are row ids, not whole rows */
 	tree->keyprefix = FRACTAM_ROWID_SIZE;
 	/* a new version's pseudo-block is no longer all-visible */
@@ -290,19 +316,20 @@ leaf_hint_slot(FractamTableCache *cache, FtRowId rowid)
 }
 
 /*
- * How many row ids a backend takes from the metapage's counter when it
- * stands at value: one at a time while the table is in its first
- * pseudo-block, so that a small table numbers its versions (0,1), (0,2),
- * ... in the order they are written, whichever backend writes them (as
- * heap fills its first page, and as tests that show ctids expect); after
- * that the rest of the pseudo-block the value falls in, so that
- * concurrent inserters append to pseudo-blocks of their own and take the
- * metapage's lock once per FRACTAM_ROWS_PER_BLOCK rows.
+ * How many row ids a backend takes from value, a value of the metapage's
+ * counter or (reused) of a range VACUUM gave back: from the counter, one
+ * at a time while the table is in its first pseudo-block, so that a small
+ * table numbers its versions (0,1), (0,2), ... in the order they are
+ * written, whichever backend writes them (as heap fills its first page,
+ * and as tests that show ctids expect); otherwise the rest of the
+ * pseudo-block the value falls in, so that concurrent inserters append to
+ * pseudo-blocks of their own and take the metapage's lock once per
+ * FRACTAM_ROWS_PER_BLOCK rows.
  */
 static uint64
-rowid_grant(uint64 value)
+rowid_grant(uint64 value, bool reused, void *arg)
 {
-	if (value < FRACTAM_ROWS_PER_BLOCK)
+	if (value < FRACTAM_ROWS_PER_BLOCK && !reused)
 		return 1;
 	return FRACTAM_ROWS_PER_BLOCK - value % FRACTAM_ROWS_PER_BLOCK;
 }
@@ -343,27 +370,80 @@ warn_rowids_running_out(Relation rel, uint64 end)
 					 "Plan a VACUUM FULL of the table to renumber its rows.")));
 }
 
-/* The next row id for a new version */
+/*
+ * FtSeqPolicy.granted: the backend's new range, and the pseudo-block it
+ * holds now, published while the metapage is still locked
+ * (table_rowid_reuse.c).  A range never spans two pseudo-blocks.
+ */
+typedef struct RowidTake
+{
+	Relation	rel;
+	FractamTableCache *cache;
+} RowidTake;
+
+static bool
+rowids_reusable(uint64 tag, void *arg)
+{
+	return fractam_rowids_reusable(((RowidTake *) arg)->rel, tag);
+}
+
+static void
+rowids_granted(uint64 first, uint64 count, void *arg)
+{
+	FractamTableCache *cache = ((RowidTake *) arg)->cache;
+
+	Assert(first / FRACTAM_ROWS_PER_BLOCK ==
+		   (first + count - 1) / FRACTAM_ROWS_PER_BLOCK);
+	fractam_rowids_hold(cache, (BlockNumber) (first / FRACTAM_ROWS_PER_BLOCK));
+	cache->next_rowid = first;
+	cache->end_rowid = first + count;
+}
+
+/*
+ * The next row id for a new version; *last_in_range says whether it is the
+ * last of this backend's range: a caller that numbers versions before it
+ * stores them (COPY's batches) stores those of a range before it takes the
+ * next, as table_rowid_reuse.c requires.
+ */
 FtRowId
-fractam_next_rowid(Relation rel)
+fractam_next_rowid_ex(Relation rel, bool *last_in_range)
 {
 	FractamTableCache *cache = table_cache(rel);
 
 	if (cache->next_rowid >= cache->end_rowid)
 	{
 		FtTree		tree;
+		FtSeqPolicy policy;
+		RowidTake	take;
 		uint64		first;
 		uint64		count;
 
+		fractam_rowids_check_ready();
 		fractam_table_tree(rel, &tree);
-		first = ft_meta_take_seq(&tree, rowid_grant, FRACTAM_ROWID_LIMIT,
-								 &count);
-		cache->next_rowid = first;
-		cache->end_rowid = first + count;
+		take.rel = rel;
+		take.cache = cache;
+		policy.grant = rowid_grant;
+		policy.reusable = rowids_reusable;
+		policy.granted = rowids_granted;
+		policy.limit = FRACTAM_ROWID_LIMIT;
+		policy.arg = &take;
+		first = ft_meta_take_seq(&tree, &policy, &count);
+		/* (rowids_granted set the range) */
+		Assert(cache->next_rowid == first && cache->end_rowid == first + count);
 		warn_rowids_running_out(rel, first + count);
 		fractam_vm_cover(rel, first + count - 1);
 	}
+	*last_in_range = cache->next_rowid + 1 >= cache->end_rowid;
 	return cache->next_rowid++;
+}
+
+/* The next row id for a new version, stored before the next is taken */
+FtRowId
+fractam_next_rowid(Relation rel)
+{
+	bool		last;
+
+	return fractam_next_rowid_ex(rel, &last);
 }
 
 /* The first (forward) or last row id stored; false if the table is empty */
@@ -833,8 +913,8 @@ fractam_relation_estimate_size(Relation rel, int32 *attr_widths,
 	 * relallvisible counts all-visible TID blocks (VACUUM and ANALYZE count
 	 * the map's bits), relpages counts pages when rows are wider than a
 	 * page's share of a pseudo-block: the all-visible fraction is of the
-	 * TID blocks holding row ids.  (Pseudo-blocks emptied by VACUUM are
-	 * not marked, so after much churn the fraction is low.)
+	 * TID blocks holding row ids.  (Pseudo-blocks VACUUM emptied are not
+	 * marked: their row ids are given back and reused.)
 	 */
 	tid_blocks = (BlockNumber) ((fractam_rowid_end(rel) + FRACTAM_ROWS_PER_BLOCK - 1) /
 								FRACTAM_ROWS_PER_BLOCK);

@@ -332,6 +332,8 @@ fractam_relation_vacuum(Relation rel, struct VacuumParams *params,
 	double		live;
 	bool		aggressive;
 	FtVacuumSkipFn skip;
+	FractamRowidGaps *gaps;
+	uint64		rowids_given_back;
 
 	pgstat_progress_start_command(PROGRESS_COMMAND_VACUUM,
 								  RelationGetRelid(rel));
@@ -453,7 +455,13 @@ fractam_relation_vacuum(Relation rel, struct VacuumParams *params,
 	IndexFreeSpaceMapVacuum(rel);
 
 	/* the indexes lost the removed versions' entries: mark what is settled */
-	all_visible = fractam_vm_vacuum(rel, oldest_xmin, st.skip_flags);
+	gaps = palloc(sizeof(FractamRowidGaps));
+	gaps->n = 0;
+	gaps->last = -1;
+	all_visible = fractam_vm_vacuum(rel, gaps, oldest_xmin, st.skip_flags);
+	/* and give back the row ids of pseudo-blocks that hold nothing now */
+	rowids_given_back = fractam_rowids_give_back(rel, gaps);
+	pfree(gaps);
 
 	/*
 	 * Live versions in the skipped ranges are estimated as heap estimates
@@ -521,11 +529,11 @@ fractam_relation_vacuum(Relation rel, struct VacuumParams *params,
 			(errmsg("table \"%s\": removed %.0f dead row versions in %d passes, %.0f live and %.0f recently dead remain",
 					RelationGetRelationName(rel), total_removed, passes,
 					live, st.recently_dead),
-			 errdetail("%u pages, %u pages freed by this VACUUM, %u leaves skipped (%s); %.0f row versions frozen%s.",
+			 errdetail("%u pages, %u pages freed by this VACUUM, %u leaves skipped (%s); %.0f row versions frozen; %llu row ids given back for reuse%s.",
 					   fres.num_pages, fres.pages_deleted, skipped,
 					   st.skip_flags == VISIBILITYMAP_ALL_VISIBLE ?
 					   "all-visible" : "all-frozen",
-					   st.frozen,
+					   st.frozen, (unsigned long long) rowids_given_back,
 					   st.skipped_unfrozen ?
 					   "; relfrozenxid not advanced (skipped versions not all frozen)" : "")));
 	if (BufferIsValid(st.vmbuf))

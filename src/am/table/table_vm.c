@@ -342,15 +342,18 @@ fractam_vm_range_marked(Relation rel, FtRowId first, FtRowId end,
  * its all-frozen bit if they all looked frozen, checking again under the
  * leaves' locks.  Runs of pseudo-blocks already marked skip (all-frozen;
  * or all-visible, for a VACUUM that does not freeze what it skips) are
- * passed over: the scan seeks past them.  Pseudo-blocks between two
- * versions that hold none (VACUUM removed all of theirs) are marked too,
- * as heap marks its empty pages: their row ids are never used again, and
- * leaves whose ranges span them can then be skipped.  Returns how many TID
- * blocks are all-visible now (relallvisible, counted as ANALYZE counts
- * it).
+ * passed over: the scan seeks past them.  Pseudo-blocks that hold no
+ * version are not marked (unlike heap's empty pages): the runs of them the
+ * scan finds, also before the first version and after the last, go to
+ * gaps, for fractam_rowids_give_back, and a marked one would be passed
+ * over by the next VACUUM's scan, which could then never give it back.
+ * (Their row ids are reused soon; only the leaves whose ranges span them
+ * cannot be skipped meanwhile.)  Returns how many TID blocks are
+ * all-visible now (relallvisible, counted as ANALYZE counts it).
  */
 BlockNumber
-fractam_vm_vacuum(Relation rel, TransactionId oldest_xmin, uint8 skip)
+fractam_vm_vacuum(Relation rel, FractamRowidGaps *gaps,
+				  TransactionId oldest_xmin, uint8 skip)
 {
 	VmSetState	st;
 	FtTree		tree;
@@ -390,18 +393,10 @@ fractam_vm_vacuum(Relation rel, TransactionId oldest_xmin, uint8 skip)
 			if (cur != InvalidBlockNumber && candidate)
 				try_set(&st, cur, frozen_candidate);
 			/* the empty pseudo-blocks up to this version's */
-			if (more && prev != InvalidBlockNumber)
-			{
-				BlockNumber gap;
-
-				for (gap = prev + 1; gap < blk; gap++)
-				{
-					if (!block_marked(rel, gap, VISIBILITYMAP_ALL_FROZEN,
-									  &st.vmbuf))
-						try_set(&st, gap, true);
-					CHECK_FOR_INTERRUPTS();
-				}
-			}
+			if (more)
+				fractam_rowid_gaps_add(gaps,
+									   prev == InvalidBlockNumber ? 0 : prev + 1,
+									   blk);
 			cur = InvalidBlockNumber;
 			if (more)
 				prev = blk;
@@ -438,6 +433,9 @@ fractam_vm_vacuum(Relation rel, TransactionId oldest_xmin, uint8 skip)
 	ft_scan_end(scan);
 	if (BufferIsValid(st.vmbuf))
 		ReleaseBuffer(st.vmbuf);
+	/* and those after the last version (all of them in an empty table) */
+	fractam_rowid_gaps_add(gaps, prev == InvalidBlockNumber ? 0 : prev + 1,
+						   InvalidBlockNumber);
 
 	visibilitymap_count(rel, &all_visible, &all_frozen);
 	return all_visible;
@@ -513,10 +511,14 @@ fractam_vm_verify(Relation rel)
 	Size		len;
 	Buffer		vmbuf = InvalidBuffer;
 	PrunedInBlock pruned;
+	FtSeqState	seqstate;
+	uint32		nextfree = 0;
 
 	pruned.blk = InvalidBlockNumber;
 	pruned.limit = fractam_rowid_limit(rel);
 	fractam_table_tree(rel, &tree);
+	ft_meta_read_seq_state(&tree, &seqstate);
+	fractam_rowids_verify_state(rel, &seqstate);
 	scan = ft_scan_begin(&tree);
 	ft_scan_set_keep_pins(scan, false);
 	ft_scan_seek(scan, NULL, 0, true);
@@ -533,6 +535,8 @@ fractam_vm_verify(Relation rel)
 		status = visibilitymap_get_status(rel, ItemPointerGetBlockNumber(&tid),
 										  &vmbuf);
 		check_deadset_order(rel, item, len, &pruned);
+		fractam_rowids_verify_item(rel, &seqstate, fractam_item_rowid(item),
+								   &nextfree);
 		if (fractam_item_is_deadset(item, len))
 		{
 			if (status & VISIBILITYMAP_ALL_VISIBLE)
