@@ -306,6 +306,43 @@ ft_nblocks(FtTree *tree)
 	return smgrnblocks(RelationGetSmgr(tree->rel), MAIN_FORKNUM);
 }
 
+/* Check that a locked metapage is one of a tree this build can read */
+static void
+check_meta(FtTree *tree, Buffer buf)
+{
+	Page		page = BufferGetPage(buf);
+	FtMetaData *meta = FtPageGetMeta(page);
+
+	if (!(FtPageGetOpaque(page)->ft_flags & FT_PAGE_META) ||
+		meta->magic != FT_MAGIC)
+	{
+		uint32		magic = meta->magic;
+
+		UnlockReleaseBuffer(buf);
+		ereport(ERROR,
+				(errcode(ft_corrupted_errcode(tree->rel)),
+				 errmsg("%s \"%s\" is not a fractam %s",
+						ft_relkind_name(tree->rel), RelationGetRelationName(tree->rel),
+						ft_relkind_name(tree->rel)),
+				 errdetail("Metapage magic is 0x%08x, expected 0x%08x.",
+						   magic, FT_MAGIC)));
+	}
+	if (meta->version < FT_FORMAT_VERSION_MIN ||
+		meta->version > FT_FORMAT_VERSION)
+	{
+		uint32		version = meta->version;
+
+		UnlockReleaseBuffer(buf);
+		ereport(ERROR,
+				(errcode(ft_corrupted_errcode(tree->rel)),
+				 errmsg("%s \"%s\" has fractam format version %u, but this build supports versions %u to %u",
+						ft_relkind_name(tree->rel), RelationGetRelationName(tree->rel), version,
+						FT_FORMAT_VERSION_MIN, FT_FORMAT_VERSION),
+				 ft_relation_is_index(tree->rel) ?
+				 errhint("REINDEX the index with this version of fractam.") : 0));
+	}
+}
+
 /*
  * Read the root location from the metapage.
  */
@@ -313,27 +350,9 @@ void
 ft_read_meta(FtTree *tree, BlockNumber *root, uint32 *root_level)
 {
 	Buffer		buf = ft_getbuf(tree, FT_METAPAGE_BLKNO, BUFFER_LOCK_SHARE);
-	Page		page = BufferGetPage(buf);
-	FtMetaData *meta = FtPageGetMeta(page);
+	FtMetaData *meta = FtPageGetMeta(BufferGetPage(buf));
 
-	if (!(FtPageGetOpaque(page)->ft_flags & FT_PAGE_META) ||
-		meta->magic != FT_MAGIC)
-		ereport(ERROR,
-				(errcode(ft_corrupted_errcode(tree->rel)),
-				 errmsg("%s \"%s\" is not a fractam %s",
-						ft_relkind_name(tree->rel), RelationGetRelationName(tree->rel),
-						ft_relkind_name(tree->rel)),
-				 errdetail("Metapage magic is 0x%08x, expected 0x%08x.",
-						   meta->magic, FT_MAGIC)));
-	if (meta->version < FT_FORMAT_VERSION_MIN ||
-		meta->version > FT_FORMAT_VERSION)
-		ereport(ERROR,
-				(errcode(ft_corrupted_errcode(tree->rel)),
-				 errmsg("%s \"%s\" has fractam format version %u, but this build supports versions %u to %u",
-						ft_relkind_name(tree->rel), RelationGetRelationName(tree->rel), meta->version,
-						FT_FORMAT_VERSION_MIN, FT_FORMAT_VERSION),
-				 ft_relation_is_index(tree->rel) ?
-				 errhint("REINDEX the index with this version of fractam.") : 0));
+	check_meta(tree, buf);
 	*root = meta->root;
 	*root_level = meta->root_level;
 	UnlockReleaseBuffer(buf);
@@ -352,13 +371,10 @@ ft_read_meta(FtTree *tree, BlockNumber *root, uint32 *root_level)
 uint32
 ft_meta_version(FtTree *tree)
 {
-	BlockNumber root;
-	uint32		level;
-	Buffer		buf;
+	Buffer		buf = ft_getbuf(tree, FT_METAPAGE_BLKNO, BUFFER_LOCK_SHARE);
 	uint32		version;
 
-	ft_read_meta(tree, &root, &level);	/* checks the metapage */
-	buf = ft_getbuf(tree, FT_METAPAGE_BLKNO, BUFFER_LOCK_SHARE);
+	check_meta(tree, buf);
 	version = FtPageGetMeta(BufferGetPage(buf))->version;
 	UnlockReleaseBuffer(buf);
 	return version;
