@@ -745,8 +745,13 @@ class Ctx:
                 _children.add(p)
                 procs.append((st, p, prefix, out, err))
             last_note = time.time()
+            # table sizes a third into a timed phase: a queue's (FIFO) table must stay the size it
+            # had then (issue 10: within 10 % at the end)
+            third = max([st["duration"] for st in streams if st.get("duration")] or [0]) / 3.0
             while any(p.poll() is None for _, p, _, _, _ in procs):
                 time.sleep(0.2)
+                if third and "sizes_third" not in ph and time.time() - t0 >= third:
+                    ph["sizes_third"] = self.sizes(shape=False)
                 # a failed stream ends the phase (e.g. the writer died: queries alone mean nothing)
                 if any(p.poll() not in (None, 0) for _, p, _, _, _ in procs):
                     for _, p, _, _, _ in procs:

@@ -147,7 +147,17 @@ def metrics_for(ph):
         ("cgroup peak memory", lambda ph: ph.get("mem_max"), fbytes),
         ("database size after phase", _io("db_size_after"), fbytes),
     ]
+    if ph.get("sizes_third"):
+        m += [("tables' size a third into the phase", lambda ph: _tables_bytes(ph.get("sizes_third")), fbytes),
+              ("tables' size after phase", lambda ph: _tables_bytes(ph.get("sizes")), fbytes)]
     return m
+
+
+def _tables_bytes(sizes):
+    """Bytes of the tables (TOAST included, indexes not) in a sizes() sample, or None."""
+    if not sizes or not sizes.get("relations"):
+        return None
+    return sum(r["bytes"] for r in sizes["relations"] if r.get("kind") == "r")
 
 
 def phase_table(phname, per_variant, variants):

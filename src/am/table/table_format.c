@@ -185,9 +185,15 @@ fractam_decode_header(const char *item, HeapTupleHeader hdr)
 	CommandId	cmin = FirstCommandId;
 
 	if (unlikely(form != FRACTAM_ITEM_COMPACT && form != FRACTAM_ITEM_SETTLED))
+	{
+		FtRowId		rowid = fractam_item_rowid(item);
+
 		ereport(ERROR,
 				(errcode(ERRCODE_DATA_CORRUPTED),
-				 errmsg("row version item of unknown form %u", form)));
+				 errmsg("row version (%u,%u) of a fractam table has unknown form %u",
+						(BlockNumber) (rowid / FRACTAM_ROWS_PER_BLOCK),
+						(unsigned) (rowid % FRACTAM_ROWS_PER_BLOCK + 1), form)));
+	}
 	memset(hdr, 0, SizeofHeapTupleHeader);
 	hdr->t_infomask2 = info & FRACTAM_INFO_NATTS;
 	hdr->t_infomask = HEAP_XMAX_INVALID;
