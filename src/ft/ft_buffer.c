@@ -423,17 +423,6 @@ ft_init_tree(FtTree *tree, ForkNumber forknum)
 					  forknum == INIT_FORKNUM || RelationNeedsWAL(tree->rel), 0);
 }
 
-/* Drop range i of the metapage's list of ranges given back */
-static void
-drop_free_seq(FtMetaData *meta, uint32 i)
-{
-	Assert(i < meta->nfree_seq);
-	memmove(&meta->free_seq[i], &meta->free_seq[i + 1],
-			(meta->nfree_seq - i - 1) * sizeof(FtSeqExtent));
-	meta->nfree_seq--;
-	memset(&meta->free_seq[meta->nfree_seq], 0, sizeof(FtSeqExtent));
-}
-
 /*
  * Take values (one WAL record): from the first range given back that the
  * policy finds reusable, else from the counter; see FtSeqPolicy.  Returns
@@ -460,16 +449,24 @@ ft_meta_take_seq(FtTree *tree, const FtSeqPolicy *policy, uint64 *count)
 	}
 	if (reuse >= 0)
 	{
-		FtSeqExtent *ext = &meta->free_seq[reuse];
+		FtSeqExtent ranges[FT_META_MAX_FREE_SEQ];
+		uint32		nranges = meta->nfree_seq;
 
-		value = ext->first;
+		memcpy(ranges, meta->free_seq, nranges * sizeof(FtSeqExtent));
+		value = ranges[reuse].first;
 		n = policy->grant(value, true, policy->arg);
 		Assert(n >= 1);
-		n = Min(n, ext->end - value);
+		n = Min(n, ranges[reuse].end - value);
+		ranges[reuse].first += n;
+		if (ranges[reuse].first >= ranges[reuse].end)
+		{
+			memmove(&ranges[reuse], &ranges[reuse + 1],
+					(nranges - reuse - 1) * sizeof(FtSeqExtent));
+			nranges--;
+		}
 		START_CRIT_SECTION();
-		ext->first += n;
-		if (ext->first >= ext->end)
-			drop_free_seq(meta, (uint32) reuse);
+		/* as redo sets them */
+		ft_meta_set_free_seq(page, ranges, nranges);
 		MarkBufferDirty(buf);
 		ftxlog_meta_seq(tree->rel, buf, meta->seq, true);
 		END_CRIT_SECTION();
@@ -485,8 +482,6 @@ ft_meta_take_seq(FtTree *tree, const FtSeqPolicy *policy, uint64 *count)
 							ft_relkind_name(tree->rel),
 							RelationGetRelationName(tree->rel),
 							(unsigned long long) policy->limit),
-					 meta->nfree_seq > 0 ?
-					 errdetail("Row ids VACUUM freed are reused only once every transaction older than that VACUUM has ended.") : 0,
 					 errhint("VACUUM FULL the table to renumber its rows.")));
 		}
 		n = policy->grant(value, false, policy->arg);

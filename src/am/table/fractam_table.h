@@ -332,7 +332,7 @@ extern bool fractam_rowids_reusable(Relation rel, uint64 tag);
 extern void fractam_rowid_gaps_add(FractamRowidGaps *gaps, BlockNumber lo,
 								   BlockNumber hi);
 extern uint64 fractam_rowids_give_back(Relation rel, FractamRowidGaps *gaps);
-extern uint64 fractam_rowids_free(Relation rel);
+extern uint64 fractam_rowids_in_use(Relation rel);
 extern void fractam_rowids_verify_item(Relation rel, const FtSeqState *state,
 									   FtRowId rowid, uint32 *next);
 extern void fractam_rowids_verify_state(Relation rel, const FtSeqState *state);

@@ -182,6 +182,18 @@ fractam_rowids_check_ready(void)
 	on_shmem_exit(release_all, (Datum) 0);
 }
 
+/* Should slot a be given up before slot b?  Used-up ranges first, then LRU */
+static bool
+evict_before(const MyHolding *a, const MyHolding *b)
+{
+	bool		a_used = a->cache->next_rowid >= a->cache->end_rowid;
+	bool		b_used = b->cache->next_rowid >= b->cache->end_rowid;
+
+	if (a_used != b_used)
+		return a_used;
+	return a->taken < b->taken;
+}
+
 /*
  * This backend now holds pseudo-block blk of the cache's table (called
  * while the take still locks the metapage, after
@@ -205,18 +217,9 @@ fractam_rowids_hold(FractamTableCache *cache, BlockNumber blk)
 
 		for (i = 0; i < fractam_rowid_holdings; i++)
 		{
-			FractamTableCache *c = my_holdings[i].cache;
-
-			if (c == NULL)
+			if (my_holdings[i].cache == NULL)
 				break;
-			if (victim < 0 ||
-				(c->next_rowid >= c->end_rowid) >
-				(my_holdings[victim].cache->next_rowid >=
-				 my_holdings[victim].cache->end_rowid) ||
-				((c->next_rowid >= c->end_rowid) ==
-				 (my_holdings[victim].cache->next_rowid >=
-				  my_holdings[victim].cache->end_rowid) &&
-				 my_holdings[i].taken < my_holdings[victim].taken))
+			if (victim < 0 || evict_before(&my_holdings[i], &my_holdings[victim]))
 				victim = i;
 		}
 		if (i == fractam_rowid_holdings)
@@ -463,18 +466,22 @@ fractam_rowids_give_back(Relation rel, FractamRowidGaps *gaps)
 	return given;
 }
 
-/* Row ids given back and not handed out again (fractam_table_stats) */
+/*
+ * Row ids handed out and not given back for reuse, from one look at the
+ * metapage (fractam_table_stats)
+ */
 uint64
-fractam_rowids_free(Relation rel)
+fractam_rowids_in_use(Relation rel)
 {
 	FtTree		tree;
 	FtSeqState	state;
-	uint64		n = 0;
+	uint64		n;
 
 	fractam_table_tree(rel, &tree);
 	ft_meta_read_seq_state(&tree, &state);
+	n = state.seq;
 	for (uint32 i = 0; i < state.nfree; i++)
-		n += state.given_back[i].end - state.given_back[i].first;
+		n -= state.given_back[i].end - state.given_back[i].first;
 	return n;
 }
 

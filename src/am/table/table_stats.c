@@ -33,7 +33,7 @@ fractam_table_counts(Relation rel, FractamTableCounts *counts)
 
 	memset(counts, 0, sizeof(*counts));
 	/* handed out and not given back by VACUUM for reuse */
-	counts->rowids_used = fractam_rowid_limit(rel) - fractam_rowids_free(rel);
+	counts->rowids_used = fractam_rowids_in_use(rel);
 	counts->rowids_left = FRACTAM_ROWID_LIMIT - counts->rowids_used;
 	counts->file_bytes = (uint64) smgrnblocks(RelationGetSmgr(rel), MAIN_FORKNUM) *
 		BLCKSZ;
