@@ -91,7 +91,44 @@ TRUNCATE lh;
 INSERT INTO lh SELECT g, 0, 'z' FROM generate_series(1, 3000) g;
 SELECT count(*), sum(id) FROM lh WHERE id = ANY (SELECT (g * 7919) % 3500 FROM generate_series(1, 3500) g);
 SELECT fractam_verify('lh');
-RESET enable_seqscan;
-RESET enable_bitmapscan;
 DROP TABLE lh, lh_heap;
 DROP FUNCTION lh_probe(regclass);
+
+-- A descent tells the hints of every leaf under the level-1 node it passes,
+-- so a session's first lookup of a row in another of those leaves reads
+-- that leaf alone: counted in shared buffers (the btree index reads the
+-- same number of pages for every key).  Row ids of the first and last
+-- leaves, looked up first in a new session (a descent), then the other
+-- way round; and in a session that fetched nothing else before.
+CREATE TABLE lr (id int, v text) USING fractam;
+INSERT INTO lr SELECT g, repeat('r', 30) FROM generate_series(1, 2000) g;
+CREATE INDEX lr_id ON lr USING btree (id);
+VACUUM ANALYZE lr;
+SELECT height, leaf_pages, buffer_pages FROM fractam_stats('lr');
+CREATE FUNCTION lr_buffers(k int) RETURNS int LANGUAGE plpgsql AS $$
+DECLARE
+	plan json;
+BEGIN
+	EXECUTE format('EXPLAIN (ANALYZE, BUFFERS, COSTS OFF, TIMING OFF, SUMMARY OFF, FORMAT JSON) '
+				   'SELECT v FROM lr WHERE id = %s', k) INTO plan;
+	RETURN (plan->0->'Plan'->>'Shared Hit Blocks')::int +
+		(plan->0->'Plan'->>'Shared Read Blocks')::int;
+END $$;
+\c
+SET enable_seqscan = off;
+SET enable_bitmapscan = off;
+SELECT lr_buffers(1990) AS last_leaf_cold \gset
+SELECT lr_buffers(5) AS first_leaf_hinted \gset
+\c
+SET enable_seqscan = off;
+SET enable_bitmapscan = off;
+SELECT lr_buffers(5) AS first_leaf_cold \gset
+SELECT lr_buffers(1990) AS last_leaf_hinted \gset
+SELECT :first_leaf_hinted < :last_leaf_cold AS first_leaf_needs_no_descent,
+	   :last_leaf_hinted < :first_leaf_cold AS last_leaf_needs_no_descent,
+	   :last_leaf_cold - :first_leaf_hinted AS pages_saved;
+SELECT v FROM lr WHERE id IN (5, 1990) ORDER BY id;
+DROP FUNCTION lr_buffers(int);
+DROP TABLE lr;
+RESET enable_seqscan;
+RESET enable_bitmapscan;

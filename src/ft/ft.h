@@ -127,6 +127,20 @@ typedef struct FtTree
 									Size *lens, int nitems, bool rightmost,
 									FtLeafPrune *prune);
 	void	   *prune_arg;		/* the owner's, for leaf_prune_hook */
+
+	/*
+	 * Or NULL.  Called by the descents of ft_item_find_near (unbuffered
+	 * trees) once for each leaf under the level-1 node the descent passed:
+	 * the leaf's range [lo, hi) as that node had it (lo NULL: not known
+	 * here; hi NULL: plus infinity) and its block.  One descent thus tells
+	 * where a few hundred leaves are: the table AM fills its leaf hints
+	 * from it, so that a lookup that finds no hint descends once per
+	 * level-1 node rather than once per leaf.  What it says may be stale
+	 * by the time it is used, so it may serve as a hint only.
+	 */
+	void		(*leaf_range_hook) (struct FtTree *tree, const char *lo,
+									Size lolen, const char *hi, Size hilen,
+									BlockNumber leaf);
 	void	   *owner;			/* the owner's state of the tree, opaque
 								 * here (a table's FractamTableCache) */
 	FtCodecId	codec;			/* how leaves written from now on are

@@ -131,6 +131,12 @@ typedef struct FtDescent
 	char	   *lowkey;			/* lower bound of the target, palloc'd, or
 								 * NULL for minus infinity */
 	Size		lowkeylen;
+	bool		parentlow_known;	/* parentlow is set (only for a tree
+									 * with a leaf_range_hook, when the
+									 * level-1 node was copied) */
+	char	   *parentlow;		/* lower bound of that node, palloc'd, or
+								 * NULL for minus infinity */
+	Size		parentlowlen;
 } FtDescent;
 
 /* ft_routecache.c, ft_oscache.c: called by ft_init */

@@ -21,6 +21,54 @@
 #include "miscadmin.h"
 #include "wal/ft_xlog.h"
 
+/*
+ * Tell the tree's leaf_range_hook where each leaf under node (a copy of
+ * the level-1 node a descent passed) is.  low_known: the descent knows the
+ * node's own lower bound, nodelow (NULL: minus infinity), which is its
+ * first child's; otherwise that child is not reported.
+ */
+static void
+report_leaf_ranges(FtTree *tree, Page node, bool low_known,
+				   const char *nodelow, Size nodelowlen)
+{
+	FtPageOpaque opaque = FtPageGetOpaque(node);
+	OffsetNumber first = FtFirstDataOffset(opaque);
+	char	   *lo;
+	Size		lolen;
+	bool		known = true;
+	int			i;
+
+	ft_pivot(node, first, &lo, &lolen);
+	if (lolen == 0)
+	{
+		/* the first child's pivot is empty: it starts where the node does */
+		known = low_known;
+		lo = (char *) nodelow;
+		lolen = nodelowlen;
+	}
+	for (i = 0; i < opaque->ft_nchildren; i++)
+	{
+		char	   *hi;
+		Size		hilen;
+
+		if (i + 1 < opaque->ft_nchildren)
+			ft_pivot(node, first + i + 1, &hi, &hilen);
+		else if (FtPageIsRightmost(opaque))
+		{
+			hi = NULL;
+			hilen = 0;
+		}
+		else
+			hi = ft_page_item(node, FT_HIKEY, &hilen);
+		if (known)
+			tree->leaf_range_hook(tree, lolen > 0 ? lo : NULL, lolen, hi,
+								  hilen, ft_child_block(node, i));
+		lo = hi;
+		lolen = hilen;
+		known = true;
+	}
+}
+
 /* The leaf of an unbuffered tree whose range holds key, locked with access */
 static Buffer
 descend_to_leaf(FtTree *tree, const char *key, Size keylen, int access)
@@ -28,7 +76,30 @@ descend_to_leaf(FtTree *tree, const char *key, Size keylen, int access)
 	Buffer		buf;
 
 	Assert(!tree->buffering);
-	buf = ft_descend_to_leaf(tree, key, keylen, access);
+	if (tree->leaf_range_hook != NULL)
+	{
+		FtDescent	d;
+		PGAlignedBlock node;
+
+		/* copy the level-1 node on the way (it stays pinned until here) */
+		ft_descend_copy(tree, key, keylen, false, 0, access, &d, node.data,
+						NULL);
+		buf = d.buf;
+		if (BufferIsValid(d.parent))
+		{
+			ReleaseBuffer(d.parent);
+			report_leaf_ranges(tree, node.data, d.parentlow_known,
+							   d.parentlow, d.parentlowlen);
+		}
+		if (BufferIsValid(d.parent2))
+			ReleaseBuffer(d.parent2);
+		if (d.lowkey)
+			pfree(d.lowkey);
+		if (d.parentlow)
+			pfree(d.parentlow);
+	}
+	else
+		buf = ft_descend_to_leaf(tree, key, keylen, access);
 
 	/*
 	 * Items found here are read and patched in the shared page: the trees

@@ -479,6 +479,8 @@ descend_and_load(FtScan scan, const char *key, Size len, bool strict)
 
 	ft_descend_copy(scan->tree, key, len, strict, 0, BUFFER_LOCK_SHARE, &d,
 					scan->bcopy.data, scan->b2copy.data);
+	if (d.parentlow)
+		pfree(d.parentlow);
 	load_leaf(scan, &d);
 }
 

@@ -148,6 +148,9 @@ ft_descend_copy(FtTree *tree, const char *key, Size len, bool strict,
 	d->childidx = -1;
 	d->lowkey = NULL;
 	d->lowkeylen = 0;
+	d->parentlow_known = false;
+	d->parentlow = NULL;
+	d->parentlowlen = 0;
 
 restart:
 	for (;;)
@@ -222,6 +225,21 @@ restart:
 		if (curlevel <= stoplevel)
 			break;
 
+		if (curlevel == 1 && bcopy && tree->leaf_range_hook)
+		{
+			/* the node's own range starts at the lower bound so far */
+			if (d->parentlow)
+				pfree(d->parentlow);
+			d->parentlow = NULL;
+			d->parentlowlen = 0;
+			if (d->lowkey)
+			{
+				d->parentlow = palloc(d->lowkeylen);
+				memcpy(d->parentlow, d->lowkey, d->lowkeylen);
+				d->parentlowlen = d->lowkeylen;
+			}
+			d->parentlow_known = true;
+		}
 		childidx = key == NULL ? opaque->ft_nchildren - 1 :
 			ft_child_index(tree, page, key, len, strict);
 		ft_pivot(page, FtFirstDataOffset(opaque) + childidx, &pkey, &pkeylen);

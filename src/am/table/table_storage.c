@@ -60,6 +60,9 @@ rowid_close(void *arg, const char *a, Size alen, const char *b, Size blen)
 	return (x > y ? x - y : y - x) < FRACTAM_ROWS_PER_BLOCK ? 1 : 0;
 }
 
+static void note_leaf_range(FtTree *tree, const char *lo, Size lolen,
+							const char *hi, Size hilen, BlockNumber leaf);
+
 /*
  * A backend's state of each table (FractamTableCache) lives in a hash table
  * keyed by the table's OID, not in rd_amcache: the relcache frees
@@ -263,6 +266,7 @@ fractam_table_tree(Relation rel, FtTree *tree)
 	tree->leaf_insert_hook = fractam_vm_leaf_insert_hook;
 	/* a full leaf drops versions dead to everyone before it splits */
 	tree->leaf_prune_hook = fractam_leaf_prune;
+	tree->leaf_range_hook = note_leaf_range;
 	tree->owner = cache;
 }
 
@@ -273,14 +277,14 @@ fractam_table_tree(Relation rel, FtTree *tree)
  * stale hint only costs a look at one page).  An index scan in random
  * order then reads one page of the table per row, as heap does, instead
  * of a root-to-leaf descent.  Direct mapped and sized to the row ids
- * seen, up to LEAF_HINT_MAX entries (256 kB) per table and
+ * seen, up to LEAF_HINT_MAX entries (4 MB, 32M row ids) per table and
  * LEAF_HINT_BUDGET bytes per backend (a session touching many large
  * partitions stops growing hints); the table's file never shrinks (a new
  * file resets the cache), so a hint never points past its end.  NULL: no
  * hint.
  */
 #define LEAF_HINT_SHIFT 5
-#define LEAF_HINT_MAX	65536
+#define LEAF_HINT_MAX	(1 << 20)
 #define LEAF_HINT_BUDGET (16 * 1024 * 1024)
 
 static BlockNumber *
@@ -304,6 +308,10 @@ leaf_hint_slot(FractamTableCache *cache, FtRowId rowid)
 									   n * sizeof(BlockNumber));
 			/* all bits set: InvalidBlockNumber */
 			memset(hints, 0xFF, n * sizeof(BlockNumber));
+			/* keep the hints so far (those of runs that wrapped are stale) */
+			if (cache->leafhints)
+				memcpy(hints, cache->leafhints,
+					   cache->nleafhints * sizeof(BlockNumber));
 			free_leaf_hints(cache);
 			cache->leafhints = hints;
 			cache->nleafhints = n;
@@ -313,6 +321,54 @@ leaf_hint_slot(FractamTableCache *cache, FtRowId rowid)
 	if (cache->leafhints == NULL)
 		return NULL;
 	return &cache->leafhints[run & (cache->nleafhints - 1)];
+}
+
+/*
+ * FtTree.leaf_range_hook: a descent passed a level-1 node, whose leaf
+ * [lo, hi) is block leaf.  Each run whose first row id lies in the leaf's
+ * range gets it as hint (a lookup in the run's part past the leaf steps
+ * right from it), so the first lookups of the node's few hundred leaves
+ * need no descent of their own: an index scan in random order over a
+ * large table (a range query's first row, a point query) warms its hints
+ * one level-1 node at a time instead of one run at a time.  A leaf that
+ * spans more than LEAF_RANGE_RUNS runs (sparse row ids, after deletes)
+ * hints only its first ones, and so does the rightmost leaf, whose range
+ * has no end.
+ */
+#define LEAF_RANGE_RUNS 64
+
+static void
+note_leaf_range(FtTree *tree, const char *lo, Size lolen, const char *hi,
+				Size hilen, BlockNumber leaf)
+{
+	FractamTableCache *cache = (FractamTableCache *) tree->owner;
+	FtRowId		first = lo ? fractam_item_rowid(lo) : 0;
+	FtRowId		end;
+	uint64		run;
+	uint64		endrun;
+
+	Assert(lo == NULL || lolen >= FRACTAM_ROWID_SIZE);
+	Assert(hi == NULL || hilen >= FRACTAM_ROWID_SIZE);
+	if (cache == NULL)
+		return;
+	/* the rightmost leaf: as far as a leaf's hints go */
+	end = hi ? fractam_item_rowid(hi) :
+		first + ((uint64) LEAF_RANGE_RUNS << LEAF_HINT_SHIFT);
+	if (end <= first)
+		return;
+	/* the runs that start in [first, end) */
+	run = (first + (UINT64CONST(1) << LEAF_HINT_SHIFT) - 1) >> LEAF_HINT_SHIFT;
+	endrun = (end - 1) >> LEAF_HINT_SHIFT;
+	endrun = Min(endrun, run + LEAF_RANGE_RUNS - 1);
+	for (; run <= endrun; run++)
+	{
+		BlockNumber *slot = leaf_hint_slot(cache,
+										   run << LEAF_HINT_SHIFT);
+
+		if (slot == NULL)
+			break;
+		*slot = leaf;
+	}
 }
 
 /*
