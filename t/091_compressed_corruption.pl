@@ -162,6 +162,59 @@ for my $round (1 .. $rounds)
 	copy("$files{$idx}.clean", $files{$idx}) or die "copy: $!";
 }
 
+# A fractam table's row version whose header names no known form is
+# reported with the table's name and the version's TID (ERRCODE_DATA_CORRUPTED),
+# by a sequential scan and by a fetch through an index.
+$node->start;
+$node->safe_psql('postgres', q{
+	CREATE TABLE fzt (id int, t text) USING fractam;
+	INSERT INTO fzt SELECT g, 'row ' || g FROM generate_series(1, 20) g;
+	CREATE INDEX fzt_id ON fzt USING btree (id);
+	CHECKPOINT;
+});
+my $tfile = $node->data_dir . '/'
+  . $node->safe_psql('postgres', "SELECT pg_relation_filepath('fzt')");
+$node->stop;
+{
+	open(my $fh, '+<:raw', $tfile) or die "open $tfile: $!";
+	my $blk = 0;
+	my $done = 0;
+	while (!$done && read($fh, my $page, 8192) == 8192)
+	{
+		my ($lower, $special) = unpack('v x2 v', substr($page, 12, 6));
+		if ($blk > 0 && $special > 24 && $special <= 8192 - 40 && $lower >= 28)
+		{
+			my $flags = unpack('v', substr($page, $special + 28, 2));
+			my $lp = unpack('V', substr($page, 24, 4));
+			my $off = $lp & 0x7fff;
+			# the root leaf's first item: row id 0 (TID (0,1)), compact form 1
+			if (($flags & 0x0002) && substr($page, $off, 8) eq "\x01" . ("\0" x 7))
+			{
+				seek($fh, $blk * 8192 + $off, 0);
+				print $fh "\x07";
+				$done = 1;
+			}
+		}
+		$blk++;
+	}
+	close($fh);
+	ok($done, 'found the table row version (0,1) to corrupt');
+}
+$node->start;
+for my $q ('SELECT count(*) FROM fzt',
+	'SET enable_seqscan = off; SET enable_bitmapscan = off; SELECT t FROM fzt WHERE id = 1')
+{
+	my ($r, $o, $e) = $node->psql('postgres', $q, extra_params => [ '-v', 'VERBOSITY=verbose' ]);
+	ok($r != 0 && $e =~ /XX001/ && $e =~ /row version \(0,1\) of table "fzt" is corrupted/
+		  && $e =~ /unknown form 7/,
+		"an unknown version form is reported with the table and TID: $q") or diag("ret $r out $o err $e");
+}
+is($node->safe_psql('postgres',
+		'SET enable_seqscan = off; SET enable_bitmapscan = off; SELECT t FROM fzt WHERE id = 2'),
+	'row 2', 'the other versions of the leaf are read');
+$node->safe_psql('postgres', 'DROP TABLE fzt');
+$node->stop;
+
 $node->start;
 is(join("\n", ft_log_problems($node)), '', 'server log: no PANIC or crash');
 for my $idx (sort keys %query)

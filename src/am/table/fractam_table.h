@@ -234,20 +234,21 @@ typedef union FractamHeaderCopy
  * decoded into *buf (which only the header fields fill, not t_bits).  For
  * the visibility rules, freezing and locking, which read only the header.
  */
-extern void fractam_decode_header(const char *item, HeapTupleHeader hdr);
+extern void fractam_decode_header(Relation rel, const char *item,
+								  HeapTupleHeader hdr);
 
 static inline HeapTupleHeader
-fractam_item_header(const char *item, FractamHeaderCopy *buf)
+fractam_item_header(Relation rel, const char *item, FractamHeaderCopy *buf)
 {
 	if (likely(fractam_item_form(item) == FRACTAM_ITEM_FULL))
 		return fractam_item_tuple(item);
-	fractam_decode_header(item, &buf->hdr);
+	fractam_decode_header(rel, item, &buf->hdr);
 	return &buf->hdr;
 }
 
 /* table_format.c */
-extern Size fractam_item_tuple_len(const char *item, Size len);
-extern void fractam_item_to_tuple(const char *item, Size len,
+extern Size fractam_item_tuple_len(Relation rel, const char *item, Size len);
+extern void fractam_item_to_tuple(Relation rel, const char *item, Size len,
 								  HeapTupleHeader dst);
 extern char *fractam_item_expand(const char *item, Size len, Size *newlen);
 extern char *fractam_item_settle(const char *item, Size len, Size *newlen);

@@ -175,9 +175,35 @@ fractam_version_item(FtRowId rowid, HeapTuple tup, Size compact_limit,
 	return item;
 }
 
+/*
+ * The row version at rowid does not hold what its header says: in table rel
+ * (NULL: not known here, as in redo's transforms).
+ */
+static void version_corrupted(Relation rel, FtRowId rowid,
+							  const char *detail) pg_attribute_noreturn();
+
+static void
+version_corrupted(Relation rel, FtRowId rowid, const char *detail)
+{
+	BlockNumber blk = (BlockNumber) (rowid / FRACTAM_ROWS_PER_BLOCK);
+	unsigned	off = (unsigned) (rowid % FRACTAM_ROWS_PER_BLOCK + 1);
+
+	if (rel)
+		ereport(ERROR,
+				(errcode(ERRCODE_DATA_CORRUPTED),
+				 errmsg("row version (%u,%u) of table \"%s\" is corrupted",
+						blk, off, RelationGetRelationName(rel)),
+				 errdetail_internal("%s", detail)));
+	ereport(ERROR,
+			(errcode(ERRCODE_DATA_CORRUPTED),
+			 errmsg("row version (%u,%u) of a fractam table is corrupted",
+					blk, off),
+			 errdetail_internal("%s", detail)));
+}
+
 /* The header fields of a compact or settled version (not t_bits) */
 void
-fractam_decode_header(const char *item, HeapTupleHeader hdr)
+fractam_decode_header(Relation rel, const char *item, HeapTupleHeader hdr)
 {
 	uint8		form = fractam_item_form(item);
 	uint16		info = fractam_item_info(item);
@@ -185,15 +211,8 @@ fractam_decode_header(const char *item, HeapTupleHeader hdr)
 	CommandId	cmin = FirstCommandId;
 
 	if (unlikely(form != FRACTAM_ITEM_COMPACT && form != FRACTAM_ITEM_SETTLED))
-	{
-		FtRowId		rowid = fractam_item_rowid(item);
-
-		ereport(ERROR,
-				(errcode(ERRCODE_DATA_CORRUPTED),
-				 errmsg("row version (%u,%u) of a fractam table has unknown form %u",
-						(BlockNumber) (rowid / FRACTAM_ROWS_PER_BLOCK),
-						(unsigned) (rowid % FRACTAM_ROWS_PER_BLOCK + 1), form)));
-	}
+		version_corrupted(rel, fractam_item_rowid(item),
+						  psprintf("Its header has unknown form %u.", form));
 	memset(hdr, 0, SizeofHeapTupleHeader);
 	hdr->t_infomask2 = info & FRACTAM_INFO_NATTS;
 	hdr->t_infomask = HEAP_XMAX_INVALID;
@@ -216,7 +235,7 @@ fractam_decode_header(const char *item, HeapTupleHeader hdr)
 
 /* Bytes of the heap tuple a version item holds (t_len) */
 Size
-fractam_item_tuple_len(const char *item, Size len)
+fractam_item_tuple_len(Relation rel, const char *item, Size len)
 {
 	uint8		form = fractam_item_form(item);
 	uint16		info;
@@ -224,14 +243,16 @@ fractam_item_tuple_len(const char *item, Size len)
 
 	if (form == FRACTAM_ITEM_FULL)
 		return len - FRACTAM_ROWID_SIZE;
+	if (unlikely(form != FRACTAM_ITEM_COMPACT && form != FRACTAM_ITEM_SETTLED))
+		version_corrupted(rel, fractam_item_rowid(item),
+						  psprintf("Its header has unknown form %u.", form));
 	info = fractam_item_info(item);
 	stored = FRACTAM_ROWID_SIZE + form_header_size(form) +
 		info_bitmap_len(info);
 	if (unlikely(len < stored))
-		ereport(ERROR,
-				(errcode(ERRCODE_DATA_CORRUPTED),
-				 errmsg("row version item of %zu bytes is too short for its header",
-						len)));
+		version_corrupted(rel, fractam_item_rowid(item),
+						  psprintf("Its item of %zu bytes is too short for its header.",
+								   len));
 	return info_hoff(info) + (len - stored);
 }
 
@@ -241,7 +262,8 @@ fractam_item_tuple_len(const char *item, Size len)
  * settled forms the decoded header and the data behind it.
  */
 void
-fractam_item_to_tuple(const char *item, Size len, HeapTupleHeader dst)
+fractam_item_to_tuple(Relation rel, const char *item, Size len,
+					  HeapTupleHeader dst)
 {
 	uint8		form = fractam_item_form(item);
 	uint16		info;
@@ -254,7 +276,7 @@ fractam_item_to_tuple(const char *item, Size len, HeapTupleHeader dst)
 		memcpy(dst, item + FRACTAM_ROWID_SIZE, len - FRACTAM_ROWID_SIZE);
 		return;
 	}
-	fractam_decode_header(item, dst);
+	fractam_decode_header(rel, item, dst);
 	info = fractam_item_info(item);
 	bitmaplen = info_bitmap_len(info);
 	hoff = dst->t_hoff;
@@ -264,18 +286,20 @@ fractam_item_to_tuple(const char *item, Size len, HeapTupleHeader dst)
 	memset((char *) dst->t_bits + bitmaplen, 0,
 		   hoff - SizeofHeapTupleHeader - bitmaplen);
 	memcpy((char *) dst + hoff, p + bitmaplen,
-		   fractam_item_tuple_len(item, len) - hoff);
+		   fractam_item_tuple_len(rel, item, len) - hoff);
 }
 
 /* The full form of a version item (palloc'd), for a change in place */
 char *
 fractam_item_expand(const char *item, Size len, Size *newlen)
 {
-	Size		tuplen = fractam_item_tuple_len(item, len);
+	/* a transform, also in redo: no relation at hand */
+	Size		tuplen = fractam_item_tuple_len(NULL, item, len);
 	char	   *full = palloc(FRACTAM_ROWID_SIZE + tuplen);
 
 	fractam_rowid_key(fractam_item_rowid(item), full);
-	fractam_item_to_tuple(item, len, (HeapTupleHeader) (full + FRACTAM_ROWID_SIZE));
+	fractam_item_to_tuple(NULL, item, len,
+						  (HeapTupleHeader) (full + FRACTAM_ROWID_SIZE));
 	*newlen = FRACTAM_ROWID_SIZE + tuplen;
 	return full;
 }
@@ -299,7 +323,7 @@ fractam_item_may_settle(const char *item, Size len, GlobalVisState *vistest,
 	if (fractam_item_is_deadset(item, len) ||
 		fractam_item_form(item) == FRACTAM_ITEM_SETTLED)
 		return false;
-	hdr = fractam_item_header(item, &buf);
+	hdr = fractam_item_header(NULL, item, &buf);
 	fractam_rowid_tid(fractam_item_rowid(item), &self);
 	if (!header_is_plain(hdr, &self, true))
 		return false;

@@ -179,7 +179,7 @@ fractam_verify_frozen(Relation rel)
 	while (fractam_scan_next_version(scan, &item, &len))
 	{
 		FractamHeaderCopy hbuf;
-		HeapTupleHeader hdr = fractam_item_header(item, &hbuf);
+		HeapTupleHeader hdr = fractam_item_header(rel, item, &hbuf);
 		TransactionId xmin = HeapTupleHeaderGetRawXmin(hdr);
 		TransactionId xmax = HeapTupleHeaderGetRawXmax(hdr);
 

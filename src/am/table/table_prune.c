@@ -163,7 +163,7 @@ fractam_leaf_prune(FtTree *tree, char **items, Size *lens, int nitems,
 			}
 			continue;
 		}
-		hdr = fractam_item_header(items[i], &hbuf);
+		hdr = fractam_item_header(tree->rel, items[i], &hbuf);
 		if (!may_be_dead(hdr))
 			continue;
 		if (vistest == NULL)

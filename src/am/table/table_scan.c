@@ -358,7 +358,7 @@ set_scan_tuple(FractamScanDesc scan, const char *item, Size len)
 		scan->tuple.t_len = len - FRACTAM_ROWID_SIZE;
 		return;
 	}
-	scan->tuple.t_len = fractam_item_tuple_len(item, len);
+	scan->tuple.t_len = fractam_item_tuple_len(scan->rs_base.rs_rd, item, len);
 	if (scan->tuple.t_len > scan->rowbufsize)
 	{
 		Size		size = Max(scan->tuple.t_len, 2 * scan->rowbufsize);
@@ -368,7 +368,8 @@ set_scan_tuple(FractamScanDesc scan, const char *item, Size len)
 		scan->rowbuf = MemoryContextAlloc(scan->scancxt, Max(size, 256));
 		scan->rowbufsize = Max(size, 256);
 	}
-	fractam_item_to_tuple(item, len, (HeapTupleHeader) scan->rowbuf);
+	fractam_item_to_tuple(scan->rs_base.rs_rd, item, len,
+						  (HeapTupleHeader) scan->rowbuf);
 	scan->tuple.t_data = (HeapTupleHeader) scan->rowbuf;
 }
 
@@ -404,7 +405,7 @@ fractam_scan_getnextslot(TableScanDesc sscan, ScanDirection direction,
 		{
 			FractamHeaderCopy hbuf;
 
-			hdr = fractam_item_header(item, &hbuf);
+			hdr = fractam_item_header(sscan->rs_rd, item, &hbuf);
 			visible = noted_all_visible(scan, fractam_item_rowid(item)) ||
 				fractam_tuple_visible(hdr, sscan->rs_snapshot);
 			fractam_check_serializable_out(sscan->rs_rd, hdr, visible,
@@ -792,7 +793,7 @@ collect_range(FractamScanDesc scan, FtRowId lo, FtRowId hi, Snapshot snapshot)
 			scan->rangepruned += fractam_deadset_count(item);
 			continue;
 		}
-		hdr = fractam_item_header(item, &hbuf);
+		hdr = fractam_item_header(scan->rs_base.rs_rd, item, &hbuf);
 		if (snapshot)
 		{
 			bool		visible = fractam_tuple_visible(hdr, snapshot);

@@ -56,7 +56,7 @@ fractam_table_counts(Relation rel, FractamTableCounts *counts)
 		}
 		if (fractam_item_form(item) < lengthof(counts->forms))
 			counts->forms[fractam_item_form(item)]++;
-		switch (fractam_tuple_htsv(fractam_item_header(item, &hbuf),
+		switch (fractam_tuple_htsv(fractam_item_header(rel, item, &hbuf),
 								   &dead_after))
 		{
 			case HEAPTUPLE_LIVE:

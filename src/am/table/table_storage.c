@@ -609,12 +609,12 @@ fractam_compact_limit(Relation rel)
 HeapTuple
 fractam_item_copy(Relation rel, const char *item, Size len)
 {
-	Size		tlen = fractam_item_tuple_len(item, len);
+	Size		tlen = fractam_item_tuple_len(rel, item, len);
 	HeapTuple	tup = (HeapTuple) palloc(HEAPTUPLESIZE + tlen);
 
 	tup->t_len = tlen;
 	tup->t_data = (HeapTupleHeader) ((char *) tup + HEAPTUPLESIZE);
-	fractam_item_to_tuple(item, len, tup->t_data);
+	fractam_item_to_tuple(rel, item, len, tup->t_data);
 	fractam_rowid_tid(fractam_item_rowid(item), &tup->t_self);
 	tup->t_tableOid = RelationGetRelid(rel);
 	return tup;

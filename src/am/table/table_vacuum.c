@@ -139,7 +139,7 @@ vacuum_version(const char *item, Size len, void *arg, FtVacuumPatch *patch)
 		collect_deadset(st, item);
 		return false;
 	}
-	hdr = fractam_item_header(item, &hbuf);
+	hdr = fractam_item_header(st->rel, item, &hbuf);
 	res = fractam_tuple_htsv(hdr, &dead_after);
 	if (res == HEAPTUPLE_RECENTLY_DEAD &&
 		TransactionIdPrecedes(dead_after, st->oldest_xmin))

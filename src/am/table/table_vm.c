@@ -230,7 +230,7 @@ check_version(void *arg, const char *item, Size len)
 	if (fractam_item_is_deadset(item, len))
 		return false;
 	return visible_to_all((VmSetState *) arg,
-						  fractam_item_header(item, &hbuf));
+						  fractam_item_header(((VmSetState *) arg)->rel, item, &hbuf));
 }
 
 static void
@@ -424,7 +424,7 @@ fractam_vm_vacuum(Relation rel, FractamRowidGaps *gaps,
 		st.all_frozen = true;
 		if (candidate && (fractam_item_is_deadset(item, len) ||
 						  !visible_to_all(&st,
-										  fractam_item_header(item, &hbuf))))
+										  fractam_item_header(rel, item, &hbuf))))
 			candidate = false;
 		if (!st.all_frozen)
 			frozen_candidate = false;
@@ -549,7 +549,7 @@ fractam_vm_verify(Relation rel)
 								ItemPointerGetOffsetNumber(&tid))));
 			continue;
 		}
-		hdr = fractam_item_header(item, &hbuf);
+		hdr = fractam_item_header(rel, item, &hbuf);
 		if ((status & VISIBILITYMAP_ALL_FROZEN) && !version_frozen(hdr))
 			ereport(ERROR,
 					(errcode(ERRCODE_DATA_CORRUPTED),
