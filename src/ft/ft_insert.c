@@ -349,7 +349,22 @@ try_fastpath(FtTree *tree, const char *item, Size len, FtCompareFn keycmp)
 		 */
 		if (ft_cmp(tree, item, len, last, llen) > 0 &&
 			(keycmp == NULL || keycmp(tree->cmp_arg, last, llen, item, len) < 0))
-			ok = (leaf_insert(tree, buf, item, len, NULL) == LEAF_INSERTED);
+		{
+			/*
+			 * It goes after last, and fits (checked above): no search for
+			 * its place, and nothing for leaf_insert's other cases to do.
+			 */
+			OffsetNumber off = OffsetNumberNext(PageGetMaxOffsetNumber(page));
+
+			if (tree->leaf_insert_hook)
+				tree->leaf_insert_hook(tree, item, len);
+			START_CRIT_SECTION();
+			ft_page_add_item(page, item, len, off);
+			MarkBufferDirty(buf);
+			ftxlog_insert(tree->rel, buf, off, item, len, false, 0);
+			END_CRIT_SECTION();
+			ok = true;
+		}
 	}
 	UnlockReleaseBuffer(buf);
 	if (!ok)
