@@ -44,16 +44,22 @@
 #include "access/xact.h"
 #include "am/fractam.h"
 #include "am/table/fractam_table.h"
+#include "commands/dbcommands.h"
 #include "commands/progress.h"
 #include "commands/vacuum.h"
+#include "executor/instrument.h"
 #include "miscadmin.h"
 #include "pgstat.h"
+#include "postmaster/autovacuum.h"
 #include "storage/bufmgr.h"
 #include "storage/indexfsm.h"
 #include "storage/lmgr.h"
 #include "storage/procarray.h"
+#include "utils/lsyscache.h"
 #include "utils/memutils.h"
+#include "utils/pg_rusage.h"
 #include "utils/snapmgr.h"
+#include "utils/timestamp.h"
 
 typedef struct VacuumPassState
 {
@@ -334,7 +340,19 @@ fractam_relation_vacuum(Relation rel, struct VacuumParams *params,
 	FtVacuumSkipFn skip;
 	FractamRowidGaps *gaps;
 	uint64		rowids_given_back;
+	/* autovacuum's log_autovacuum_min_duration, as heap's VACUUM logs */
+	bool		log_auto = IsAutoVacuumWorkerProcess() &&
+		params->log_min_duration >= 0;
+	TimestampTz starttime = 0;
+	PGRUsage	ru0;
+	WalUsage	walusage_start = pgWalUsage;
+	char	   *detail;
 
+	if (log_auto)
+	{
+		pg_rusage_init(&ru0);
+		starttime = GetCurrentTimestamp();
+	}
 	pgstat_progress_start_command(PROGRESS_COMMAND_VACUUM,
 								  RelationGetRelid(rel));
 	aggressive = vacuum_set_xid_limits(rel, params->freeze_min_age,
@@ -525,17 +543,42 @@ fractam_relation_vacuum(Relation rel, struct VacuumParams *params,
 						 (PgStat_Counter) live,
 						 (PgStat_Counter) (st.recently_dead + st.pruned_left));
 
-	ereport(elevel,
-			(errmsg("table \"%s\": removed %.0f dead row versions in %d passes, %.0f live and %.0f recently dead remain",
-					RelationGetRelationName(rel), total_removed, passes,
-					live, st.recently_dead),
-			 errdetail("%u pages, %u pages freed by this VACUUM, %u leaves skipped (%s); %.0f row versions frozen; %llu row ids given back for reuse%s.",
-					   fres.num_pages, fres.pages_deleted, skipped,
-					   st.skip_flags == VISIBILITYMAP_ALL_VISIBLE ?
-					   "all-visible" : "all-frozen",
-					   st.frozen, (unsigned long long) rowids_given_back,
-					   st.skipped_unfrozen ?
-					   "; relfrozenxid not advanced (skipped versions not all frozen)" : "")));
+	detail = psprintf(_("%u pages, %u pages freed by this VACUUM, %u leaves skipped (%s); %.0f row versions frozen; %llu row ids given back for reuse%s."),
+					  fres.num_pages, fres.pages_deleted, skipped,
+					  st.skip_flags == VISIBILITYMAP_ALL_VISIBLE ?
+					  "all-visible" : "all-frozen",
+					  st.frozen, (unsigned long long) rowids_given_back,
+					  st.skipped_unfrozen ?
+					  "; relfrozenxid not advanced (skipped versions not all frozen)" : "");
+	if (log_auto &&
+		TimestampDifferenceExceeds(starttime, GetCurrentTimestamp(),
+								   params->log_min_duration))
+	{
+		WalUsage	walusage;
+
+		memset(&walusage, 0, sizeof(walusage));
+		WalUsageAccumDiff(&walusage, &pgWalUsage, &walusage_start);
+		ereport(LOG,
+				(errmsg("automatic %svacuum of table \"%s.%s.%s\": removed %.0f dead row versions in %d passes, %.0f live and %.0f recently dead remain",
+						aggressive ? "aggressive " : "",
+						get_database_name(MyDatabaseId),
+						get_namespace_name(RelationGetNamespace(rel)),
+						RelationGetRelationName(rel), total_removed, passes,
+						live, st.recently_dead),
+				 errdetail_internal("%s\nWAL usage: %lld records, %lld full page images, %llu bytes\nsystem usage: %s",
+									detail,
+									(long long) walusage.wal_records,
+									(long long) walusage.wal_fpi,
+									(unsigned long long) walusage.wal_bytes,
+									pg_rusage_show(&ru0))));
+	}
+	else
+		ereport(elevel,
+				(errmsg("table \"%s\": removed %.0f dead row versions in %d passes, %.0f live and %.0f recently dead remain",
+						RelationGetRelationName(rel), total_removed, passes,
+						live, st.recently_dead),
+				 errdetail_internal("%s", detail)));
+	pfree(detail);
 	if (BufferIsValid(st.vmbuf))
 		ReleaseBuffer(st.vmbuf);
 
