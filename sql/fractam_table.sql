@@ -143,6 +143,9 @@ CREATE INDEX fv_x ON fv USING fractam (x);
 INSERT INTO fv SELECT g, g FROM generate_series(1, 20000) g;
 DELETE FROM fv WHERE id % 2 = 0;
 UPDATE fv SET x = -x WHERE id % 3 = 0;
+-- the DML's counts must reach the shared statistics before VACUUM sets
+-- n_live_tup/n_dead_tup, or they would be added on top of its numbers
+SELECT pg_stat_force_next_flush();
 VACUUM fv;
 SELECT n_live_tup, n_dead_tup, vacuum_count FROM pg_stat_user_tables WHERE relname = 'fv';
 SELECT count(*), sum(x) FROM fv;
