@@ -475,7 +475,7 @@ ft_range_all(FtTree *tree, const char *lo, Size lolen, const char *hi,
 		}
 		else if (FtPageIsRightmost(opaque))
 			break;
-		buf = ft_getbuf(tree, opaque->ft_right, BUFFER_LOCK_SHARE);
+		buf = ft_getleaf(tree, opaque->ft_right, BUFFER_LOCK_SHARE);
 	}
 	if (ok)
 		done(arg);

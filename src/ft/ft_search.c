@@ -62,7 +62,9 @@ visit(FtTree *tree, BlockNumber blkno, uint32 level, int access,
 		p->buf = InvalidBuffer;
 		return;
 	}
-	p->buf = ft_getbuf(tree, blkno, access);
+	/* a leaf through the tree's ring, if it has one (FtTree.strategy) */
+	p->buf = level == 0 ? ft_getleaf(tree, blkno, access) :
+		ft_getbuf(tree, blkno, access);
 	p->page = BufferGetPage(p->buf);
 	if (cacheable && FtPageIsRouting(FtPageGetOpaque(p->page)))
 		ft_routecache_store(tree, blkno, p->page);

@@ -223,7 +223,8 @@ record_unreached_free_pages(FtTree *tree, VisitMap *v)
 			GetRecordedFreeSpace(tree->rel, blkno) >= BLCKSZ / 2)
 			continue;
 		CHECK_FOR_INTERRUPTS();
-		buf = ReadBuffer(tree->rel, blkno);
+		buf = ReadBufferExtended(tree->rel, MAIN_FORKNUM, blkno, RBM_NORMAL,
+								 tree->strategy);
 		LockBuffer(buf, BUFFER_LOCK_SHARE);
 		page = BufferGetPage(buf);
 		if (PageIsNew(page))
@@ -242,12 +243,17 @@ record_unreached_free_pages(FtTree *tree, VisitMap *v)
 /*
  * Read a page and take its cleanup lock: waits until no scan pins it.
  * The page must be of the given kind (the walk only reaches leaves and
- * buffer nodes).
+ * buffer nodes).  Pages are read through the VACUUM's ring
+ * (FtTree.strategy), as nbtree's and heap's VACUUM read theirs: a walk
+ * over every leaf of an index larger than shared buffers would otherwise
+ * push out the nodes the inserters descend through, and they would stall
+ * reading them back at the end of every autovacuum pass.
  */
 static Buffer
 cleanup_lock(FtTree *tree, BlockNumber blkno, uint16 kind, VisitMap *visited)
 {
-	Buffer		buf = ReadBuffer(tree->rel, blkno);
+	Buffer		buf = ReadBufferExtended(tree->rel, MAIN_FORKNUM, blkno,
+										 RBM_NORMAL, tree->strategy);
 
 	mark_visited(visited, blkno);
 

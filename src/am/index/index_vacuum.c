@@ -98,6 +98,8 @@ fractam_bulkdelete(IndexVacuumInfo *info, IndexBulkDeleteResult *stats,
 	vs.callback = callback;
 	vs.callback_state = callback_state;
 	fractam_index_tree(info->index, &tree);
+	/* through VACUUM's ring, as nbtree's scan (see ft_vacuum.c) */
+	tree.strategy = info->strategy;
 	ft_vacuum(&tree, vacuum_item, NULL, &vs, &res);
 
 	stats->num_pages = res.num_pages;

@@ -575,7 +575,8 @@ extern void fractam_vm_leaf_insert_hook(FtTree *tree, const char *item,
 extern void fractam_vm_cover(Relation rel, FtRowId last_rowid);
 extern BlockNumber fractam_vm_vacuum(Relation rel, struct FractamRowidGaps *gaps,
 									 TransactionId oldest_xmin,
-									 uint8 skip);
+									 uint8 skip,
+									 BufferAccessStrategy bstrategy);
 extern void fractam_vm_verify(Relation rel);
 
 /* table_stats.c */

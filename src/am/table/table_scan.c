@@ -121,9 +121,9 @@ fractam_scan_begin(Relation rel, Snapshot snapshot, int nkeys,
 	 * leaves through a small ring, as heap's does (initscan), so that it
 	 * does not push everything else out of shared buffers.  The size is the
 	 * file's: RelationGetNumberOfBlocks counts TID blocks (row ids) and
-	 * descends the tree to find them.  Only the leaves reached through
-	 * right links go through the ring; those a descent reaches (one per
-	 * level-1 node, and every leaf of a backward scan) do not.
+	 * descends the tree to find them.  Every leaf goes through the ring,
+	 * whether reached through a right link or by a descent (one per level-1
+	 * node, and every leaf of a backward scan); the nodes above do not.
 	 */
 	if ((flags & SO_ALLOW_STRAT) && !RelationUsesLocalBuffers(rel) &&
 		smgrnblocks(RelationGetSmgr(rel), MAIN_FORKNUM) > NBuffers / 4)

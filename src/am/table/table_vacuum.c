@@ -404,6 +404,8 @@ fractam_relation_vacuum(Relation rel, struct VacuumParams *params,
 	skip = st.skip_flags != 0 ? skip_marked : NULL;
 
 	fractam_table_tree(rel, &tree);
+	/* leaves go through VACUUM's ring, as heap's pages do */
+	tree.strategy = bstrategy;
 	for (;;)
 	{
 		st.dead->num_items = 0;
@@ -476,7 +478,8 @@ fractam_relation_vacuum(Relation rel, struct VacuumParams *params,
 	gaps = palloc(sizeof(FractamRowidGaps));
 	gaps->n = 0;
 	gaps->last = -1;
-	all_visible = fractam_vm_vacuum(rel, gaps, oldest_xmin, st.skip_flags);
+	all_visible = fractam_vm_vacuum(rel, gaps, oldest_xmin, st.skip_flags,
+								   bstrategy);
 	/* and give back the row ids of pseudo-blocks that hold nothing now */
 	rowids_given_back = fractam_rowids_give_back(rel, gaps);
 	pfree(gaps);

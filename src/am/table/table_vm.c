@@ -184,6 +184,7 @@ typedef struct VmSetState
 	Buffer		vmbuf;
 	TransactionId cutoff_xid;	/* newest xmin in the pseudo-block */
 	bool		all_frozen;		/* so far, every version is frozen */
+	BufferAccessStrategy strategy;	/* VACUUM's ring, for the leaves */
 } VmSetState;
 
 /* Frozen: no xid left to look up (a frozen xmin, no xmax at all) */
@@ -282,6 +283,7 @@ try_set(VmSetState *st, BlockNumber blk, bool frozen_candidate)
 	fractam_rowid_key((FtRowId) blk * FRACTAM_ROWS_PER_BLOCK, lo);
 	fractam_rowid_key((FtRowId) (blk + 1) * FRACTAM_ROWS_PER_BLOCK, hi);
 	fractam_table_tree(st->rel, &tree);
+	tree.strategy = st->strategy;
 	(void) ft_range_all(&tree, lo, sizeof(lo), hi, sizeof(hi), check_version,
 						set_all_visible, st);
 }
@@ -353,7 +355,8 @@ fractam_vm_range_marked(Relation rel, FtRowId first, FtRowId end,
  */
 BlockNumber
 fractam_vm_vacuum(Relation rel, FractamRowidGaps *gaps,
-				  TransactionId oldest_xmin, uint8 skip)
+				  TransactionId oldest_xmin, uint8 skip,
+				  BufferAccessStrategy bstrategy)
 {
 	VmSetState	st;
 	FtTree		tree;
@@ -373,10 +376,13 @@ fractam_vm_vacuum(Relation rel, FractamRowidGaps *gaps,
 	st.map_was_empty = map_has_no_bits(rel);
 	st.oldest_xmin = oldest_xmin;
 	st.vmbuf = InvalidBuffer;
+	st.strategy = bstrategy;
 
 	end_blk = (BlockNumber) ((fractam_rowid_end(rel) + FRACTAM_ROWS_PER_BLOCK - 1) /
 							 FRACTAM_ROWS_PER_BLOCK);
 	fractam_table_tree(rel, &tree);
+	/* the leaves go through VACUUM's ring, as its walk's do (ft_vacuum.c) */
+	tree.strategy = bstrategy;
 	scan = ft_scan_begin(&tree);
 	ft_scan_set_keep_pins(scan, false);
 	ft_scan_seek(scan, NULL, 0, true);
