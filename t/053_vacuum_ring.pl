@@ -79,5 +79,16 @@ is($node->safe_psql('postgres',
 $node->safe_psql('postgres', "SELECT fractam_verify('fv'), fractam_verify('fv_k')");
 pass('fractam_verify of the table and the index');
 
+# ANALYZE samples every pseudo-block of so small a table, reading all its
+# leaves: through ANALYZE's ring too
+$node->restart;
+$node->safe_psql('postgres', 'ANALYZE fv');
+$tcached = $node->safe_psql('postgres', "SELECT cached('fv')");
+cmp_ok($tcached, '<', 200,
+	"ANALYZE left $tcached of the table's $tpages pages in shared buffers");
+is($node->safe_psql('postgres',
+		"SELECT reltuples FROM pg_class WHERE relname = 'fv'"),
+	'270000', 'ANALYZE counted every live row');
+
 $node->stop;
 done_testing();

@@ -71,6 +71,8 @@ typedef struct FractamScanDescData
 	int			vm_nblocks;		/* how many of them vm_bits covers */
 	uint64		vm_bits;		/* bit i: vm_first + i is all-visible */
 
+	bool		strategy_borrowed;	/* tree.strategy is ANALYZE's ring */
+
 	/* bitmap scans and ANALYZE: the versions of one range, copied */
 	MemoryContext rangecxt;
 	HeapTuple  *rangetups;
@@ -147,7 +149,7 @@ fractam_scan_end(TableScanDesc sscan)
 		ft_scan_end(scan->ftscan);
 	if (BufferIsValid(scan->vmbuf))
 		ReleaseBuffer(scan->vmbuf);
-	if (scan->tree.strategy)
+	if (scan->tree.strategy && !scan->strategy_borrowed)
 		FreeAccessStrategy(scan->tree.strategy);
 	MemoryContextDelete(scan->rangecxt);
 	if (scan->rowbuf)
@@ -893,6 +895,16 @@ fractam_scan_analyze_next_block(TableScanDesc sscan, BlockNumber blockno,
 	FractamScanDesc scan = (FractamScanDesc) sscan;
 	FtRowId		lo = (FtRowId) blockno * FRACTAM_ROWS_PER_BLOCK;
 
+	/*
+	 * The leaves go through ANALYZE's ring, as heap's sampled pages do: a
+	 * sample of a table larger than shared buffers reads most of its
+	 * leaves, and must not push out the pages the writers work in.
+	 */
+	if (scan->tree.strategy == NULL && bstrategy != NULL)
+	{
+		scan->tree.strategy = bstrategy;
+		scan->strategy_borrowed = true;
+	}
 	collect_range(scan, lo, lo + FRACTAM_ROWS_PER_BLOCK, NULL);
 	return true;
 }
