@@ -90,5 +90,28 @@ is($node->safe_psql('postgres',
 		"SELECT reltuples FROM pg_class WHERE relname = 'fv'"),
 	'270000', 'ANALYZE counted every live row');
 
+# The cost-based delay: every page VACUUM reads costs at least
+# vacuum_cost_page_hit (1), so with vacuum_cost_limit = 20 and
+# vacuum_cost_delay = 20 ms it sleeps at least 1 ms per page read.  (An
+# autovacuum that ignored autovacuum_vacuum_cost_delay took the disk from
+# the FIFO benchmark's inserters.)
+$node->safe_psql('postgres', q{
+	CREATE TABLE fd (id bigint, pad text) USING fractam;
+	INSERT INTO fd SELECT g, repeat('x', 80) FROM generate_series(1, 30000) g;
+	DELETE FROM fd WHERE id % 10 = 0;
+});
+my $dpages = $node->safe_psql('postgres', "SELECT pg_relation_size('fd') / 8192");
+my $ms = $node->safe_psql('postgres', q{
+SET vacuum_cost_delay = '20ms';
+SET vacuum_cost_limit = 20;
+SELECT extract(epoch FROM clock_timestamp()) * 1000 AS t0 \gset
+VACUUM fd;
+SELECT round(extract(epoch FROM clock_timestamp()) * 1000 - :t0);
+});
+cmp_ok($ms, '>=', $dpages / 2,
+	"VACUUM of $dpages pages under vacuum_cost_delay slept ($ms ms)");
+is($node->safe_psql('postgres', 'SELECT count(*), sum(id) FROM fd'),
+	'27000|405000000', 'the delayed VACUUM kept the live rows');
+
 $node->stop;
 done_testing();

@@ -15,6 +15,7 @@
 
 #include "ft/ft_int.h"
 #include "access/transam.h"
+#include "commands/vacuum.h"
 #include "miscadmin.h"
 #include "storage/freespace.h"
 #include "storage/indexfsm.h"
@@ -222,7 +223,7 @@ record_unreached_free_pages(FtTree *tree, VisitMap *v)
 		if (was_visited(v, blkno) ||
 			GetRecordedFreeSpace(tree->rel, blkno) >= BLCKSZ / 2)
 			continue;
-		CHECK_FOR_INTERRUPTS();
+		vacuum_delay_point();
 		buf = ReadBufferExtended(tree->rel, MAIN_FORKNUM, blkno, RBM_NORMAL,
 								 tree->strategy);
 		LockBuffer(buf, BUFFER_LOCK_SHARE);
@@ -247,17 +248,20 @@ record_unreached_free_pages(FtTree *tree, VisitMap *v)
  * (FtTree.strategy), as nbtree's and heap's VACUUM read theirs: a walk
  * over every leaf of an index larger than shared buffers would otherwise
  * push out the nodes the inserters descend through, and they would stall
- * reading them back at the end of every autovacuum pass.
+ * reading them back at the end of every autovacuum pass.  And before each
+ * page the walk honours the cost-based delay (vacuum_cost_delay,
+ * autovacuum_vacuum_cost_delay) as nbtree's does, holding nothing: an
+ * unthrottled autovacuum took the disk from the inserters.
  */
 static Buffer
 cleanup_lock(FtTree *tree, BlockNumber blkno, uint16 kind, VisitMap *visited)
 {
-	Buffer		buf = ReadBufferExtended(tree->rel, MAIN_FORKNUM, blkno,
-										 RBM_NORMAL, tree->strategy);
+	Buffer		buf;
 
+	vacuum_delay_point();
+	buf = ReadBufferExtended(tree->rel, MAIN_FORKNUM, blkno, RBM_NORMAL,
+							 tree->strategy);
 	mark_visited(visited, blkno);
-
-	CHECK_FOR_INTERRUPTS();
 	LockBufferForCleanup(buf);
 	ft_checkpage(tree->rel, buf);
 	if ((FtPageGetOpaque(BufferGetPage(buf))->ft_flags & FT_PAGE_KIND_MASK) != kind)

@@ -51,6 +51,7 @@
 
 #include "access/visibilitymap.h"
 #include "am/table/fractam_table.h"
+#include "commands/vacuum.h"
 #include "miscadmin.h"
 #include "storage/bufmgr.h"
 #include "storage/lmgr.h"
@@ -434,7 +435,8 @@ fractam_vm_vacuum(Relation rel, FractamRowidGaps *gaps,
 			candidate = false;
 		if (!st.all_frozen)
 			frozen_candidate = false;
-		CHECK_FOR_INTERRUPTS();
+		/* the cost-based delay, as VACUUM's walk (ft_vacuum.c) */
+		vacuum_delay_point();
 	}
 	ft_scan_end(scan);
 	if (BufferIsValid(st.vmbuf))
