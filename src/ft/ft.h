@@ -150,14 +150,14 @@ typedef struct FtTree
 
 	/*
 	 * Or NULL.  A buffer ring that leaves go through (ft_getleaf,
-	 * ft_newleaf, and descents' last step): COPY's bulk-insert ring for the new leaves and the
-	 * right-edge leaf of an ascending load, a bulk-read ring for the leaves
-	 * a large sequential scan follows right links to.  A buffer read
-	 * through a ring gains no use beyond the first, so the ring can recycle
-	 * it, and the load or scan does not push the rest of shared buffers
-	 * out, as heap's do not.  VACUUM's ring for every page its walk
-	 * (ft_vacuum) reads, of tables and indexes alike.  Index trees have
-	 * none otherwise.
+	 * ft_newleaf, and the last step of a descent): COPY's bulk-insert ring
+	 * for the new leaves and the right-edge leaf of an ascending load, a
+	 * bulk-read ring for the leaves a large sequential scan reads, ANALYZE's
+	 * for its sample, VACUUM's for every page its walk (ft_vacuum) reads,
+	 * of tables and indexes alike (index trees have none otherwise).  A
+	 * buffer read through a ring gains no use beyond the first, so the ring
+	 * can recycle it, and the load or scan does not push the rest of shared
+	 * buffers out, as heap's do not.
 	 */
 	BufferAccessStrategy strategy;
 } FtTree;

@@ -479,7 +479,7 @@ fractam_relation_vacuum(Relation rel, struct VacuumParams *params,
 	gaps->n = 0;
 	gaps->last = -1;
 	all_visible = fractam_vm_vacuum(rel, gaps, oldest_xmin, st.skip_flags,
-								   bstrategy);
+									bstrategy);
 	/* and give back the row ids of pseudo-blocks that hold nothing now */
 	rowids_given_back = fractam_rowids_give_back(rel, gaps);
 	pfree(gaps);
