@@ -538,7 +538,8 @@ fractam_relation_vacuum(Relation rel, struct VacuumParams *params,
 		st.min_xid = InvalidTransactionId;
 		st.min_multi = InvalidMultiXactId;
 	}
-	vac_update_relstats(rel, nblocks, live + st.recently_dead,
+	/* reltuples counts live versions only, as heap's (new_live_tuples) */
+	vac_update_relstats(rel, nblocks, live,
 						Min(all_visible, nblocks), nindexes > 0,
 						st.min_xid, st.min_multi,
 						&frozenxid_updated, &minmulti_updated, false);
