@@ -160,6 +160,17 @@ typedef struct FtTree
 	 * buffers out, as heap's do not.
 	 */
 	BufferAccessStrategy strategy;
+
+	/*
+	 * VACUUM (ft_vacuum) does not wait for a page a scan has pinned: it reads
+	 * that page under a share lock instead, calls the callback with patch
+	 * NULL and changes nothing there (FtVacuumResult.pages_pinned), as
+	 * heap's non-aggressive VACUUM handles a page whose cleanup lock it
+	 * cannot get.  Only for trees that never buffer (no message to clean in
+	 * a node it cannot lock) and whose readers keep nothing of a page but
+	 * their copy (a table): an index scan's pin must make VACUUM wait.
+	 */
+	bool		vacuum_skip_pinned;
 } FtTree;
 
 /* Largest item a tree accepts (also bounds pivots and messages) */
@@ -198,7 +209,9 @@ typedef struct FtStats
  * is kept may be changed in place without changing its length (a table
  * freezing a row version's header): the callback then sets patch->len to
  * the number of bytes from patch->start to overwrite with patch->bytes.
- * patch is NULL where nothing may change (buffered messages).
+ * patch is NULL where nothing may change (buffered messages, and pages a
+ * scan pinned under FtTree.vacuum_skip_pinned, where an answer of true is
+ * ignored and counted in FtVacuumResult.items_left).
  */
 #define FT_VACUUM_MAX_PATCH 32
 
@@ -227,6 +240,9 @@ typedef struct FtVacuumResult
 	BlockNumber num_pages;
 	BlockNumber pages_deleted;	/* pages this pass deleted */
 	BlockNumber leaves_skipped; /* ranges the skip callback let go */
+	BlockNumber pages_pinned;	/* pages only read: a scan had them pinned
+								 * (FtTree.vacuum_skip_pinned) */
+	double		items_left;		/* items there the callback wanted gone */
 } FtVacuumResult;
 
 /* ft_init.c: at library load (_PG_init) */

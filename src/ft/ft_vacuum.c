@@ -7,7 +7,8 @@
  * each buffer node's messages before anything below it (see ft_vacuum).
  * Every page is cleaned under a cleanup lock, which waits for scans that
  * still pin the page, so no scan can return an entry whose TID VACUUM has
- * freed for reuse.
+ * freed for reuse.  A tree whose readers need no such wait (a table's,
+ * FtTree.vacuum_skip_pinned) has the pages scans pin only read instead.
  *
  *-------------------------------------------------------------------------
  */
@@ -242,9 +243,11 @@ record_unreached_free_pages(FtTree *tree, VisitMap *v)
 }
 
 /*
- * Read a page and take its cleanup lock: waits until no scan pins it.
- * The page must be of the given kind (the walk only reaches leaves and
- * buffer nodes).  Pages are read through the VACUUM's ring
+ * Read a page and take its cleanup lock: waits until no scan pins it.  Or,
+ * with FtTree.vacuum_skip_pinned, if a scan pins it: a share lock, and
+ * *readonly set (nothing may change on the page then); readonly NULL:
+ * always the cleanup lock.  The page must be of the given kind (the walk
+ * only reaches leaves and buffer nodes).  Pages are read through the VACUUM's ring
  * (FtTree.strategy), as nbtree's and heap's VACUUM read theirs: a walk
  * over every leaf of an index larger than shared buffers would otherwise
  * push out the nodes the inserters descend through, and they would stall
@@ -254,7 +257,8 @@ record_unreached_free_pages(FtTree *tree, VisitMap *v)
  * unthrottled autovacuum took the disk from the inserters.
  */
 static Buffer
-cleanup_lock(FtTree *tree, BlockNumber blkno, uint16 kind, VisitMap *visited)
+cleanup_lock(FtTree *tree, BlockNumber blkno, uint16 kind, VisitMap *visited,
+			 bool *readonly)
 {
 	Buffer		buf;
 
@@ -262,7 +266,18 @@ cleanup_lock(FtTree *tree, BlockNumber blkno, uint16 kind, VisitMap *visited)
 	buf = ReadBufferExtended(tree->rel, MAIN_FORKNUM, blkno, RBM_NORMAL,
 							 tree->strategy);
 	mark_visited(visited, blkno);
-	LockBufferForCleanup(buf);
+	if (readonly)
+		*readonly = false;
+	if (readonly && tree->vacuum_skip_pinned)
+	{
+		if (!ConditionalLockBufferForCleanup(buf))
+		{
+			LockBuffer(buf, BUFFER_LOCK_SHARE);
+			*readonly = true;
+		}
+	}
+	else
+		LockBufferForCleanup(buf);
 	ft_checkpage(tree->rel, buf);
 	if ((FtPageGetOpaque(BufferGetPage(buf))->ft_flags & FT_PAGE_KIND_MASK) != kind)
 		ereport(ERROR,
@@ -312,11 +327,13 @@ patch_items(FtTree *tree, Buffer buf, const char *payload, Size len, int n)
 
 /*
  * Clean one leaf, which the caller has cleanup-locked: items the callback
- * changes are patched first, then those it removes go.
+ * changes are patched first, then those it removes go.  With readonly (the
+ * leaf is only share-locked: a scan pins it) the callback sees every item
+ * with patch NULL and nothing changes.
  */
 static void
 vacuum_leaf(FtTree *tree, Buffer buf, FtVacuumCallback callback, void *arg,
-			FtVacuumResult *result)
+			FtVacuumResult *result, bool readonly)
 {
 	Page		page = ft_leaf_view(tree, buf);
 	bool		compressed = (page != BufferGetPage(buf));
@@ -337,6 +354,13 @@ vacuum_leaf(FtTree *tree, Buffer buf, FtVacuumCallback callback, void *arg,
 		uint16		hdr[3];
 
 		patch.len = 0;
+		if (readonly)
+		{
+			if (callback(item, len, arg, NULL))
+				result->items_left += 1;
+			result->num_items += 1;
+			continue;
+		}
 		if (callback(item, len, arg, &patch))
 		{
 			dead[ndead++] = off;
@@ -371,10 +395,15 @@ vacuum_leaf(FtTree *tree, Buffer buf, FtVacuumCallback callback, void *arg,
 	result->items_removed += ndead;
 }
 
-/* clean the messages of one buffer node, which the caller has cleanup-locked */
+/*
+ * Clean the messages of one buffer node, which the caller has
+ * cleanup-locked; or, readonly, only share-locked because a scan pins it
+ * (FtTree.vacuum_skip_pinned, set only for trees that never buffer: there
+ * is nothing to clean).
+ */
 static void
 vacuum_messages(FtTree *tree, Buffer buf, FtVacuumCallback callback,
-				void *arg, FtVacuumResult *result)
+				void *arg, FtVacuumResult *result, bool readonly)
 {
 	Page		page = BufferGetPage(buf);
 	FtPageOpaque opaque = FtPageGetOpaque(page);
@@ -382,6 +411,18 @@ vacuum_messages(FtTree *tree, Buffer buf, FtVacuumCallback callback,
 	OffsetNumber off;
 	OffsetNumber dead[MaxOffsetNumber];
 	int			ndead = 0;
+
+	if (readonly)
+	{
+		if (maxoff >= FtFirstMsgOffset(opaque))
+			ereport(ERROR,
+					(errcode(ft_corrupted_errcode(tree->rel)),
+					 errmsg("%s \"%s\" has buffered messages at block %u, but its tree never buffers",
+							ft_relkind_name(tree->rel), RelationGetRelationName(tree->rel),
+							BufferGetBlockNumber(buf))));
+		result->pages_pinned++;
+		return;
+	}
 
 	for (off = FtFirstMsgOffset(opaque); off <= maxoff; off++)
 	{
@@ -521,6 +562,7 @@ vacuum_leaf_run(FtTree *tree, BlockNumber blkno, const char *bound,
 		Page		page;
 		FtPageOpaque opaque;
 		bool		last;
+		bool		readonly;
 
 		if (plan)
 		{
@@ -528,12 +570,14 @@ vacuum_leaf_run(FtTree *tree, BlockNumber blkno, const char *bound,
 			if (blkno == InvalidBlockNumber)
 				break;
 		}
-		buf = cleanup_lock(tree, blkno, FT_PAGE_LEAF, visited);
+		buf = cleanup_lock(tree, blkno, FT_PAGE_LEAF, visited, &readonly);
 		page = BufferGetPage(buf);
 		opaque = FtPageGetOpaque(page);
+		if (readonly)
+			result->pages_pinned++;
 		if (!FtPageIsDeleted(opaque))
 		{
-			vacuum_leaf(tree, buf, callback, arg, result);
+			vacuum_leaf(tree, buf, callback, arg, result, readonly);
 			if (empties && PageGetMaxOffsetNumber(page) < FtFirstDataOffset(opaque))
 				remember_empty(empties, blkno);
 		}
@@ -1198,7 +1242,9 @@ vacuum_lower_run(FtTree *tree, BlockNumber parentblk, BlockNumber leftparent,
 
 	while (*bblk != InvalidBlockNumber)
 	{
-		Buffer		bbuf = cleanup_lock(tree, *bblk, FT_PAGE_BUFFER, visited);
+		bool		readonly;
+		Buffer		bbuf = cleanup_lock(tree, *bblk, FT_PAGE_BUFFER, visited,
+										&readonly);
 		BlockNumber thisblk = *bblk;
 		Page		bpage = BufferGetPage(bbuf);
 		FtPageOpaque bopaque = FtPageGetOpaque(bpage);
@@ -1207,7 +1253,7 @@ vacuum_lower_run(FtTree *tree, BlockNumber parentblk, BlockNumber leftparent,
 		bool		last;
 		SkipPlan	plan;
 
-		vacuum_messages(tree, bbuf, callback, arg, result);
+		vacuum_messages(tree, bbuf, callback, arg, result, readonly);
 		hikey = copy_hikey(bpage, &hlen);
 		last = reaches_bound(tree, hikey, hlen, bound, boundlen);
 		*bblk = bopaque->ft_right;
@@ -1301,6 +1347,8 @@ ft_vacuum(FtTree *tree, FtVacuumCallback callback, FtVacuumSkipFn skip,
 	char	   *low = NULL;		/* lower bound of the next level-1 node */
 	Size		lowlen = 0;
 
+	/* skipping a pinned node would leave its messages uncleaned */
+	Assert(!tree->vacuum_skip_pinned || !tree->buffering);
 	memset(result, 0, sizeof(FtVacuumResult));
 	memset(&visited, 0, sizeof(visited));
 	visited.nblocks = ft_nblocks(tree);
@@ -1344,12 +1392,14 @@ ft_vacuum(FtTree *tree, FtVacuumCallback callback, FtVacuumSkipFn skip,
 	while (topblk != InvalidBlockNumber)
 	{
 		BlockNumber thisblk = topblk;
-		Buffer		tbuf = cleanup_lock(tree, topblk, FT_PAGE_BUFFER, &visited);
+		bool		readonly;
+		Buffer		tbuf = cleanup_lock(tree, topblk, FT_PAGE_BUFFER, &visited,
+										&readonly);
 		Page		tpage = BufferGetPage(tbuf);
 		char	   *hikey;
 		Size		hlen;
 
-		vacuum_messages(tree, tbuf, callback, arg, result);
+		vacuum_messages(tree, tbuf, callback, arg, result, readonly);
 		hikey = copy_hikey(tpage, &hlen);
 		topblk = FtPageGetOpaque(tpage)->ft_right;
 		UnlockReleaseBuffer(tbuf);

@@ -82,6 +82,8 @@ typedef struct VacuumPassState
 	uint8		skip_flags;		/* visibility-map bits of ranges to skip */
 	bool		collecting;		/* the first pass (not remove_collected) */
 	bool		skipped_unfrozen;	/* skipped a range not all-frozen */
+	double		left_pinned;	/* collected dead versions left in leaves a
+								 * scan pinned (remove_collected) */
 } VacuumPassState;
 
 /* The bytes of a version's header that freezing changed, as a patch */
@@ -207,13 +209,40 @@ tid_removed(ItemPointer itemptr, void *state)
 				   sizeof(ItemPointerData), tid_cmp) != NULL;
 }
 
-/* ft_vacuum's callback of the second pass: remove the collected versions */
+/*
+ * ft_vacuum's callback of the second pass: remove the collected versions.
+ * patch NULL: the leaf is only read, a scan pins it (see
+ * FtTree.vacuum_skip_pinned): what would go stays, and is counted.
+ */
 static bool
 remove_collected(const char *item, Size len, void *arg, FtVacuumPatch *patch)
 {
 	VacuumPassState *st = (VacuumPassState *) arg;
 	ItemPointerData tid;
 
+	if (patch == NULL)
+	{
+		if (fractam_item_is_deadset(item, len))
+		{
+			FtRowId		base = fractam_item_rowid(item);
+
+			for (int b = 0; b < FRACTAM_DEADSET_ROWS; b++)
+			{
+				if (!fractam_deadset_has(item, b))
+					continue;
+				fractam_rowid_tid(base + b, &tid);
+				if (tid_removed(&tid, st->dead))
+					st->left_pinned += 1;
+				else
+					st->pruned_left += 1;
+			}
+			return false;
+		}
+		fractam_rowid_tid(fractam_item_rowid(item), &tid);
+		if (tid_removed(&tid, st->dead))
+			st->left_pinned += 1;
+		return false;
+	}
 	if (fractam_item_is_deadset(item, len))
 	{
 		FtRowId		base = fractam_item_rowid(item);
@@ -394,6 +423,7 @@ fractam_relation_vacuum(Relation rel, struct VacuumParams *params,
 	st.freeze_limit = freeze_limit;
 	st.dead = palloc(vac_max_items_to_alloc_size(max_items));
 	st.dead->max_items = max_items;
+	st.left_pinned = 0;
 	/* what may be skipped (skip_marked); DISABLE_PAGE_SKIPPING: nothing */
 	if (params->options & VACOPT_DISABLE_PAGE_SKIPPING)
 		st.skip_flags = 0;
@@ -406,6 +436,17 @@ fractam_relation_vacuum(Relation rel, struct VacuumParams *params,
 	fractam_table_tree(rel, &tree);
 	/* leaves go through VACUUM's ring, as heap's pages do */
 	tree.strategy = bstrategy;
+
+	/*
+	 * A leaf a scan pins (a cursor stopped in it) is not waited for: it is
+	 * only read, as heap's VACUUM reads a page whose cleanup lock it cannot
+	 * get (lazy_scan_noprune).  Its versions are counted, dead ones are
+	 * collected (their index entries go) but stay, and nothing is frozen
+	 * there, so relfrozenxid waits for them.  The scan works on its own
+	 * copy of the leaf; a later VACUUM removes what stayed.  An aggressive
+	 * VACUUM, which must freeze, waits as before.
+	 */
+	tree.vacuum_skip_pinned = !aggressive;
 	for (;;)
 	{
 		st.dead->num_items = 0;
@@ -530,14 +571,16 @@ fractam_relation_vacuum(Relation rel, struct VacuumParams *params,
 	 * always followed by another) but those of all-frozen ranges: nothing
 	 * older than its minima remains, and nothing a later transaction stores
 	 * can be older than the cutoffs.  Unless it skipped a range whose
-	 * versions are not all frozen: then relfrozenxid and relminmxid stay
-	 * (invalid values leave them).
+	 * versions are not all frozen, or left dead versions in leaves scans
+	 * held (their xids were not noted): then relfrozenxid and relminmxid
+	 * stay (invalid values leave them).
 	 */
-	if (st.skipped_unfrozen)
+	if (st.skipped_unfrozen || st.left_pinned > 0)
 	{
 		st.min_xid = InvalidTransactionId;
 		st.min_multi = InvalidMultiXactId;
 	}
+	total_removed -= st.left_pinned;
 	/* reltuples counts live versions only, as heap's (new_live_tuples) */
 	vac_update_relstats(rel, nblocks, live,
 						Min(all_visible, nblocks), nindexes > 0,
@@ -545,15 +588,21 @@ fractam_relation_vacuum(Relation rel, struct VacuumParams *params,
 						&frozenxid_updated, &minmulti_updated, false);
 	pgstat_report_vacuum(RelationGetRelid(rel), rel->rd_rel->relisshared,
 						 (PgStat_Counter) live,
-						 (PgStat_Counter) (st.recently_dead + st.pruned_left));
+						 (PgStat_Counter) (st.recently_dead + st.pruned_left +
+										   st.left_pinned));
 
-	detail = psprintf(_("%u pages, %u pages freed by this VACUUM, %u leaves skipped (%s); %.0f row versions frozen; %llu row ids given back for reuse%s."),
+	detail = psprintf(_("%u pages, %u pages freed by this VACUUM, %u leaves skipped (%s); %.0f row versions frozen; %llu row ids given back for reuse%s%s."),
 					  fres.num_pages, fres.pages_deleted, skipped,
 					  st.skip_flags == VISIBILITYMAP_ALL_VISIBLE ?
 					  "all-visible" : "all-frozen",
 					  st.frozen, (unsigned long long) rowids_given_back,
+					  st.left_pinned > 0 ?
+					  psprintf("; %.0f dead row versions left in leaves that scans held",
+							   st.left_pinned) : "",
 					  st.skipped_unfrozen ?
-					  "; relfrozenxid not advanced (skipped versions not all frozen)" : "");
+					  "; relfrozenxid not advanced (skipped versions not all frozen)" :
+					  st.left_pinned > 0 ?
+					  "; relfrozenxid not advanced (dead versions left)" : "");
 	if (log_auto &&
 		TimestampDifferenceExceeds(starttime, GetCurrentTimestamp(),
 								   params->log_min_duration))
