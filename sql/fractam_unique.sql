@@ -166,3 +166,37 @@ SELECT ft_verify_all('un') + ft_verify_all('un3') + ft_verify_all('un4')
        + ft_verify_all('ocp') + ft_verify_all('ocm') AS verified;
 DROP TABLE un, un2, un3, un4, un5, oc, ocp, ocm;
 DROP FUNCTION try_dups(regclass, int[]);
+
+-- A session's first read through a unique fractam index does not look up
+-- the hash opclasses of its key (only unique inserts need them, for their
+-- key locks): it reads about as many pages as the same read through a
+-- btree index.  (Finding them scanned pg_opclass: some 50 catalog pages
+-- more, counted in the scan's buffers.)  Then unique inserts look them up.
+CREATE TABLE ufirst (a int, b int, t text);
+CREATE UNIQUE INDEX ufirst_a ON ufirst USING fractam (a, t);
+CREATE UNIQUE INDEX ufirst_b ON ufirst USING btree (b, t);
+INSERT INTO ufirst SELECT g, g, 'k' || g FROM generate_series(1, 1000) g;
+VACUUM ANALYZE ufirst;
+CREATE FUNCTION ufirst_buffers(col text) RETURNS int LANGUAGE plpgsql AS $$
+DECLARE
+	plan json;
+BEGIN
+	EXECUTE format('EXPLAIN (ANALYZE, BUFFERS, COSTS OFF, TIMING OFF, SUMMARY OFF, FORMAT JSON) '
+				   'SELECT a FROM ufirst WHERE %s = 500 AND t = ''k500''', col) INTO plan;
+	RETURN (plan->0->'Plan'->>'Shared Hit Blocks')::int +
+		(plan->0->'Plan'->>'Shared Read Blocks')::int;
+END $$;
+\c
+SET enable_seqscan = off;
+SET enable_bitmapscan = off;
+SELECT ufirst_buffers('b') AS btree_first \gset
+\c
+SET enable_seqscan = off;
+SET enable_bitmapscan = off;
+SELECT ufirst_buffers('a') AS fractam_first \gset
+SELECT :fractam_first <= :btree_first + 20 AS first_read_reads_no_catalogs;
+INSERT INTO ufirst VALUES (500, 5000, 'k500');
+INSERT INTO ufirst VALUES (1001, 1001, 'k1001');
+SELECT count(*), ft_verify_all('ufirst') AS verified FROM ufirst;
+DROP TABLE ufirst;
+DROP FUNCTION ufirst_buffers(text);

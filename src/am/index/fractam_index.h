@@ -62,6 +62,9 @@ typedef struct FractamIndexState
 	TupleDesc	tupdesc;
 	int			nkeyatts;
 	SortSupportData ssup[INDEX_MAX_KEYS];
+	bool		hash_known;		/* the next three are set (only unique
+								 * inserts need them, see
+								 * fractam_index_state_hash) */
 	bool		hashable;		/* can the key be hashed for unique locks? */
 	FmgrInfo	hashproc[INDEX_MAX_KEYS];	/* a hash opclass's function, */
 	bool		hash_image[INDEX_MAX_KEYS];	/* or hash the datum's image */
@@ -90,6 +93,8 @@ extern void fractam_index_codec(Relation index, FtCodecId *codec, int *level);
 
 /* index_compare.c */
 extern FractamIndexState *fractam_index_state(Relation index);
+extern void fractam_index_state_hash(Relation index,
+									 FractamIndexState *state);
 extern void fractam_index_tree(Relation index, FtTree *tree);
 extern int	fractam_compare_items(void *arg, const char *a, Size alen,
 								  const char *b, Size blen);

@@ -138,7 +138,6 @@ fractam_index_state(Relation index)
 	state->node = index->rd_node;
 	state->tupdesc = RelationGetDescr(index);
 	state->nkeyatts = IndexRelationGetNumberOfKeyAttributes(index);
-	state->hashable = true;
 	state->max_item_size = max_index_tuple_size(state->tupdesc);
 	for (i = 0; i < state->nkeyatts; i++)
 	{
@@ -166,20 +165,44 @@ fractam_index_state(Relation index)
 					 FRACTAM_CMP_PROC, i + 1, RelationGetRelationName(index));
 			PrepareSortSupportComparisonShim(cmpproc, ssup);
 		}
-		if (state->hashable && !find_hash_proc(index, i, &state->hashproc[i]))
-		{
-			/*
-			 * Without a hash opclass, equal values can still be hashed by
-			 * their bytes if the opclass says equal means identical.
-			 */
-			state->hash_image[i] = equal_is_image(index, i);
-			state->hashable = state->hash_image[i];
-		}
 	}
 	state->context_cb.func = state_context_gone;
 	state->context_cb.arg = state;
 	MemoryContextRegisterResetCallback(index->rd_indexcxt, &state->context_cb);
 	return state;
+}
+
+/*
+ * Fill in how the unique checks of state's index hash a key
+ * (state->hashable, hashproc, hash_image), once per state: only unique
+ * inserts need it, and finding a column's hash opclass scans pg_opclass
+ * (GetDefaultOpClass has no cache), which cost every new session's first
+ * read through a fractam index dozens of catalog pages per column.
+ */
+void
+fractam_index_state_hash(Relation index, FractamIndexState *state)
+{
+	int			i;
+
+	if (state->hash_known)
+		return;
+	state->hashable = true;
+	for (i = 0; i < state->nkeyatts && state->hashable; i++)
+	{
+		if (find_hash_proc(index, i, &state->hashproc[i]))
+		{
+			state->hash_image[i] = false;
+			continue;
+		}
+
+		/*
+		 * Without a hash opclass, equal values can still be hashed by their
+		 * bytes if the opclass says equal means identical.
+		 */
+		state->hash_image[i] = equal_is_image(index, i);
+		state->hashable = state->hash_image[i];
+	}
+	state->hash_known = true;
 }
 
 /* fractam.direct_apply (set in index_handler.c) */

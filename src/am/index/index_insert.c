@@ -92,6 +92,7 @@ unique_lock_for(Relation index, FractamIndexState *state, IndexTuple itup)
 	uint32		h = hash_uint32(RelationGetRelid(index));
 	int			i;
 
+	fractam_index_state_hash(index, state);
 	if (state->hashable)
 	{
 		for (i = 0; i < state->nkeyatts; i++)
