@@ -245,16 +245,16 @@ record_unreached_free_pages(FtTree *tree, VisitMap *v)
 /*
  * Read a page and take its cleanup lock: waits until no scan pins it.  Or,
  * with FtTree.vacuum_skip_pinned, if a scan pins it: a share lock, and
- * *readonly set (nothing may change on the page then); readonly NULL:
- * always the cleanup lock.  The page must be of the given kind (the walk
- * only reaches leaves and buffer nodes).  Pages are read through the VACUUM's ring
- * (FtTree.strategy), as nbtree's and heap's VACUUM read theirs: a walk
- * over every leaf of an index larger than shared buffers would otherwise
- * push out the nodes the inserters descend through, and they would stall
- * reading them back at the end of every autovacuum pass.  And before each
- * page the walk honours the cost-based delay (vacuum_cost_delay,
- * autovacuum_vacuum_cost_delay) as nbtree's does, holding nothing: an
- * unthrottled autovacuum took the disk from the inserters.
+ * *readonly set (nothing may change on the page then).  The page must be
+ * of the given kind (the walk only reaches leaves and buffer nodes).
+ * Pages are read through the VACUUM's ring (FtTree.strategy), as nbtree's
+ * and heap's VACUUM read theirs: a walk over every leaf of an index larger
+ * than shared buffers would otherwise push out the nodes the inserters
+ * descend through, and they would stall reading them back at the end of
+ * every autovacuum pass.  And before each page the walk honours the
+ * cost-based delay (vacuum_cost_delay, autovacuum_vacuum_cost_delay) as
+ * nbtree's does, holding nothing: an unthrottled autovacuum took the disk
+ * from the inserters.
  */
 static Buffer
 cleanup_lock(FtTree *tree, BlockNumber blkno, uint16 kind, VisitMap *visited,
@@ -266,18 +266,14 @@ cleanup_lock(FtTree *tree, BlockNumber blkno, uint16 kind, VisitMap *visited,
 	buf = ReadBufferExtended(tree->rel, MAIN_FORKNUM, blkno, RBM_NORMAL,
 							 tree->strategy);
 	mark_visited(visited, blkno);
-	if (readonly)
-		*readonly = false;
-	if (readonly && tree->vacuum_skip_pinned)
-	{
-		if (!ConditionalLockBufferForCleanup(buf))
-		{
-			LockBuffer(buf, BUFFER_LOCK_SHARE);
-			*readonly = true;
-		}
-	}
-	else
+	*readonly = false;
+	if (!tree->vacuum_skip_pinned)
 		LockBufferForCleanup(buf);
+	else if (!ConditionalLockBufferForCleanup(buf))
+	{
+		LockBuffer(buf, BUFFER_LOCK_SHARE);
+		*readonly = true;
+	}
 	ft_checkpage(tree->rel, buf);
 	if ((FtPageGetOpaque(BufferGetPage(buf))->ft_flags & FT_PAGE_KIND_MASK) != kind)
 		ereport(ERROR,
