@@ -164,8 +164,7 @@ typedef struct FtTree
 	/*
 	 * VACUUM (ft_vacuum) does not wait for a page a scan has pinned: it reads
 	 * that page under a share lock instead, calls the callback with patch
-	 * NULL and changes nothing there (FtVacuumResult.pages_pinned), as
-	 * heap's non-aggressive VACUUM handles a page whose cleanup lock it
+	 * NULL and changes nothing there, as heap's non-aggressive VACUUM handles a page whose cleanup lock it
 	 * cannot get.  Only for trees that never buffer (no message to clean in
 	 * a node it cannot lock) and whose readers keep nothing of a page but
 	 * their copy (a table): an index scan's pin must make VACUUM wait.
@@ -211,7 +210,7 @@ typedef struct FtStats
  * the number of bytes from patch->start to overwrite with patch->bytes.
  * patch is NULL where nothing may change (buffered messages, and pages a
  * scan pinned under FtTree.vacuum_skip_pinned, where an answer of true is
- * ignored and counted in FtVacuumResult.items_left).
+ * ignored: the callback must count what stays itself).
  */
 #define FT_VACUUM_MAX_PATCH 32
 
@@ -240,9 +239,6 @@ typedef struct FtVacuumResult
 	BlockNumber num_pages;
 	BlockNumber pages_deleted;	/* pages this pass deleted */
 	BlockNumber leaves_skipped; /* ranges the skip callback let go */
-	BlockNumber pages_pinned;	/* pages only read: a scan had them pinned
-								 * (FtTree.vacuum_skip_pinned) */
-	double		items_left;		/* items there the callback wanted gone */
 } FtVacuumResult;
 
 /* ft_init.c: at library load (_PG_init) */

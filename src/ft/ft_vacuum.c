@@ -352,8 +352,7 @@ vacuum_leaf(FtTree *tree, Buffer buf, FtVacuumCallback callback, void *arg,
 		patch.len = 0;
 		if (readonly)
 		{
-			if (callback(item, len, arg, NULL))
-				result->items_left += 1;
+			(void) callback(item, len, arg, NULL);
 			result->num_items += 1;
 			continue;
 		}
@@ -416,7 +415,6 @@ vacuum_messages(FtTree *tree, Buffer buf, FtVacuumCallback callback,
 					 errmsg("%s \"%s\" has buffered messages at block %u, but its tree never buffers",
 							ft_relkind_name(tree->rel), RelationGetRelationName(tree->rel),
 							BufferGetBlockNumber(buf))));
-		result->pages_pinned++;
 		return;
 	}
 
@@ -569,8 +567,6 @@ vacuum_leaf_run(FtTree *tree, BlockNumber blkno, const char *bound,
 		buf = cleanup_lock(tree, blkno, FT_PAGE_LEAF, visited, &readonly);
 		page = BufferGetPage(buf);
 		opaque = FtPageGetOpaque(page);
-		if (readonly)
-			result->pages_pinned++;
 		if (!FtPageIsDeleted(opaque))
 		{
 			vacuum_leaf(tree, buf, callback, arg, result, readonly);

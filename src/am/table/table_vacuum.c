@@ -220,35 +220,12 @@ remove_collected(const char *item, Size len, void *arg, FtVacuumPatch *patch)
 	VacuumPassState *st = (VacuumPassState *) arg;
 	ItemPointerData tid;
 
-	if (patch == NULL)
-	{
-		if (fractam_item_is_deadset(item, len))
-		{
-			FtRowId		base = fractam_item_rowid(item);
-
-			for (int b = 0; b < FRACTAM_DEADSET_ROWS; b++)
-			{
-				if (!fractam_deadset_has(item, b))
-					continue;
-				fractam_rowid_tid(base + b, &tid);
-				if (tid_removed(&tid, st->dead))
-					st->left_pinned += 1;
-				else
-					st->pruned_left += 1;
-			}
-			return false;
-		}
-		fractam_rowid_tid(fractam_item_rowid(item), &tid);
-		if (tid_removed(&tid, st->dead))
-			st->left_pinned += 1;
-		return false;
-	}
 	if (fractam_item_is_deadset(item, len))
 	{
 		FtRowId		base = fractam_item_rowid(item);
 		uint8		bits[FRACTAM_DEADSET_ROWS / 8];
 		bool		left = false;
-		bool		cleared = false;
+		int			cleared = 0;
 
 		/* clear the bits of the collected row ids; the set goes if all do */
 		memcpy(bits, item + FRACTAM_ROWID_SIZE, sizeof(bits));
@@ -260,15 +237,21 @@ remove_collected(const char *item, Size len, void *arg, FtVacuumPatch *patch)
 			if (tid_removed(&tid, st->dead))
 			{
 				bits[b / 8] &= (uint8) ~(1 << (b % 8));
-				cleared = true;
+				cleared++;
 			}
 			else
 				left = true;
 		}
+		if (patch == NULL)
+		{
+			/* only read: the set stays whole */
+			st->left_pinned += cleared;
+			left = true;
+		}
 		if (!left)
 			return true;
 		st->pruned_left += pg_popcount((const char *) bits, sizeof(bits));
-		if (cleared && patch)
+		if (cleared > 0 && patch)
 		{
 			StaticAssertStmt(sizeof(bits) <= FT_VACUUM_MAX_PATCH,
 							 "a dead set's bitmap fits a patch");
@@ -279,7 +262,15 @@ remove_collected(const char *item, Size len, void *arg, FtVacuumPatch *patch)
 		return false;
 	}
 	fractam_rowid_tid(fractam_item_rowid(item), &tid);
-	return tid_removed(&tid, st->dead);
+	if (!tid_removed(&tid, st->dead))
+		return false;
+	if (patch == NULL)
+	{
+		/* only read: it stays */
+		st->left_pinned += 1;
+		return false;
+	}
+	return true;
 }
 
 /*
