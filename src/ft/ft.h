@@ -39,6 +39,17 @@ typedef int (*FtCompareFn) (void *arg, const char *a, Size alen,
 typedef int (*FtSharedPrefixFn) (void *arg, const char *a, Size alen,
 								 const char *b, Size blen);
 
+/*
+ * The shortest key that separates two adjacent items of a leaf split, for
+ * the high key of the left page and the pivot of the right one: left < key
+ * <= right.  Returns it palloc'd, with its length in *seplen, or NULL to
+ * take right whole.  Keys shorter than items make internal nodes wider and
+ * the tree lower (suffix truncation, as nbtree does since PostgreSQL 12).
+ */
+typedef char *(*FtSeparatorFn) (void *arg, const char *left, Size leftlen,
+								const char *right, Size rightlen,
+								Size *seplen);
+
 /* Message kinds stored in buffer nodes */
 #define FT_MSG_INSERT	1
 #define FT_MSG_DELETE	2
@@ -100,6 +111,9 @@ typedef struct FtTree
 								 * else the first keyprefix bytes of an
 								 * item, which alone decide its order (a
 								 * table's row id) */
+	FtSeparatorFn separator;	/* or NULL: high keys and pivots between
+								 * leaves are whole items (or keyprefix
+								 * bytes of them); called with cmp_arg */
 
 	/*
 	 * Or NULL.  Called with the leaf that takes a new item locked

@@ -279,11 +279,17 @@ emit_compressed_leaves(FtBuildState state, const char *next, Size nextlen)
 	for (p = 0; p < nwrite; p++)
 	{
 		int			end = (p + 1 < np) ? starts[p + 1] : lv->n;
-		const char *hikey = (p + 1 < np) ? lv->items[end] : next;
-		Size		hikeylen = ft_key_len(tree, (p + 1 < np) ? lv->lens[end] : nextlen);
+		const char *right = (p + 1 < np) ? lv->items[end] : next;
+		Size		rightlen = (p + 1 < np) ? lv->lens[end] : nextlen;
+		Size		hikeylen;
+		const char *hikey = ft_separator(tree, lv->items[end - 1],
+										 lv->lens[end - 1], right, rightlen,
+										 &hikeylen);
 
 		write_compressed_leaf(state, starts[p], end - starts[p], hikey,
 							  hikeylen, false);
+		if (hikey != right)
+			pfree((char *) hikey);
 	}
 
 	/* carry the unwritten items over, copied out of the page's context */
@@ -323,11 +329,19 @@ finish_compressed_leaves(FtBuildState state)
 	for (p = 0; p < np; p++)
 	{
 		int			end = (p + 1 < np) ? starts[p + 1] : lv->n;
+		const char *hikey = NULL;
+		Size		hikeylen = 0;
 
-		write_compressed_leaf(state, starts[p], end - starts[p],
-							  p + 1 < np ? lv->items[end] : NULL,
-							  p + 1 < np ? ft_key_len(tree, lv->lens[end]) : 0,
-							  p + 1 == np);
+		/* (the first of two leaves of a one-entry tree is empty) */
+		if (p + 1 < np)
+			hikey = ft_separator(tree,
+								 end > starts[p] ? lv->items[end - 1] : NULL,
+								 end > starts[p] ? lv->lens[end - 1] : 0,
+								 lv->items[end], lv->lens[end], &hikeylen);
+		write_compressed_leaf(state, starts[p], end - starts[p], hikey,
+							  hikeylen, p + 1 == np);
+		if (hikey != NULL && hikey != lv->items[end])
+			pfree((char *) hikey);
 	}
 	lv->n = 0;
 }
@@ -354,9 +368,14 @@ ft_build_add(FtBuildState state, const char *item, Size len)
 	if (level_full(state, 0, len))
 	{
 		Buffer		next = ft_newbuf(state->tree);
-		Size		seplen = ft_key_len(state->tree, len);
-		char	   *sep = copy_key(state->cxt, item, seplen);
+		Size		seplen;
+		const char *key = ft_separator(state->tree, lv->items[lv->n - 1],
+									   lv->lens[lv->n - 1], item, len,
+									   &seplen);
+		char	   *sep = copy_key(state->cxt, key, seplen);
 
+		if (key != item)
+			pfree((char *) key);
 		finish_page(state, 0, sep, seplen, BufferGetBlockNumber(next), false);
 		level_start(state, 0, next);
 		lv->lowkey = sep;

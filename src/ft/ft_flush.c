@@ -411,8 +411,10 @@ ft_flush_child(FtTree *tree, Buffer bbuf, int childidx, Buffer lbuf,
 		freed += ft_item_space(ItemIdGetLength(PageGetItemId(bpage, off)));
 	for (p = 1; p < npages; p++)
 	{
-		const char *key = items[starts[p]];
-		Size		keylen = ft_key_len(tree, lens[starts[p]]);
+		Size		keylen;
+		const char *key = ft_separator(tree, items[starts[p] - 1],
+									   lens[starts[p] - 1], items[starts[p]],
+									   lens[starts[p]], &keylen);
 		FtPivotHeader *ph;
 
 		pivotlens[p - 1] = FT_PIVOT_HDRSZ + keylen;
@@ -421,8 +423,11 @@ ft_flush_child(FtTree *tree, Buffer bbuf, int childidx, Buffer lbuf,
 		ph = (FtPivotHeader *) pivots[p - 1];
 		ph->child = InvalidBlockNumber; /* set once allocated */
 		needed += ft_item_space(pivotlens[p - 1]);
-		hikeys[p - 1] = (char *) key;
+		/* the left page's high key is the same key */
+		hikeys[p - 1] = pivots[p - 1] + FT_PIVOT_HDRSZ;
 		hikeylens[p - 1] = keylen;
+		if (key != items[starts[p]])
+			pfree((char *) key);
 	}
 	hikeys[npages - 1] = oldhikey;
 	hikeylens[npages - 1] = oldhikeylen;
@@ -444,6 +449,8 @@ ft_flush_child(FtTree *tree, Buffer bbuf, int childidx, Buffer lbuf,
 							  end - first))))
 	{
 		UnlockReleaseBuffer(lbuf);
+		for (p = 0; p < npages - 1; p++)
+			pfree(pivots[p]);
 		pfree(items);
 		pfree(lens);
 		return FT_FLUSH_NEED_SPLIT;

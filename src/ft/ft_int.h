@@ -68,6 +68,35 @@ ft_key_len(FtTree *tree, Size itemlen)
 	return tree->keyprefix > 0 ? Min(tree->keyprefix, itemlen) : itemlen;
 }
 
+/*
+ * The key that separates two adjacent items where a leaf splits (the left
+ * page's high key, the right page's pivot): the tree's separator if it has
+ * one (palloc'd, see FtSeparatorFn), else right's key (a pointer into
+ * right).  left is NULL when nothing lies to the left.  Space reserved for
+ * a high key before the cut is chosen is that of right's whole key, which
+ * the separator never exceeds.
+ */
+static inline const char *
+ft_separator(FtTree *tree, const char *left, Size leftlen,
+			 const char *right, Size rightlen, Size *seplen)
+{
+	if (tree->separator != NULL && left != NULL)
+	{
+		char	   *sep = tree->separator(tree->cmp_arg, left, leftlen,
+										  right, rightlen, seplen);
+
+		if (sep != NULL)
+		{
+			Assert(*seplen > 0 && *seplen <= ft_key_len(tree, rightlen));
+			Assert(tree->cmp(tree->cmp_arg, left, leftlen, sep, *seplen) < 0);
+			Assert(tree->cmp(tree->cmp_arg, sep, *seplen, right, rightlen) <= 0);
+			return sep;
+		}
+	}
+	*seplen = ft_key_len(tree, rightlen);
+	return right;
+}
+
 /* Reserve kept free on internal pages for one more pivot */
 #define FT_PIVOT_RESERVE \
 	(MAXALIGN(FT_PIVOT_HDRSZ + FT_MAX_ITEM_SIZE) + sizeof(ItemIdData))

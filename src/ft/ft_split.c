@@ -347,14 +347,14 @@ split_root(FtTree *tree, Buffer metabuf, Buffer rootbuf, const char *key,
 			if (ft_cmp(tree, key, keylen, items[0], lens[0]) > 0)
 			{
 				splitoff = 1;
-				sep = (char *) key;
-				seplen = ft_key_len(tree, keylen);
+				sep = (char *) ft_separator(tree, items[0], lens[0],
+											key, keylen, &seplen);
 			}
 			else
 			{
 				splitoff = 0;
-				sep = items[0];
-				seplen = ft_key_len(tree, lens[0]);
+				sep = (char *) ft_separator(tree, key, keylen,
+											items[0], lens[0], &seplen);
 			}
 		}
 		else
@@ -369,8 +369,9 @@ split_root(FtTree *tree, Buffer metabuf, Buffer rootbuf, const char *key,
 					break;
 			}
 			splitoff = Max(1, Min(splitoff + 1, n - 1));
-			sep = items[splitoff];
-			seplen = ft_key_len(tree, lens[splitoff]);
+			sep = (char *) ft_separator(tree, items[splitoff - 1],
+										lens[splitoff - 1], items[splitoff],
+										lens[splitoff], &seplen);
 		}
 
 		t.ft_right = BufferGetBlockNumber(rightbuf);

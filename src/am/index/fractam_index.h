@@ -82,6 +82,33 @@ typedef struct FractamIndexState
 	bool		probe_isnull[INDEX_MAX_KEYS];
 } FractamIndexState;
 
+/*
+ * High keys and pivots between leaves keep only the leading key columns
+ * needed to separate the two entries they fall between (suffix truncation,
+ * see fractam_separator): a truncated key has INDEX_AM_RESERVED_BIT set in
+ * t_info (index_form_tuple never sets it, so entries and the whole-entry
+ * keys of indexes written before this never have it), its attribute count
+ * in t_tid's offset (t_tid's block is InvalidBlockNumber, which no heap TID
+ * has), and only that many attributes.  The key columns it lacks and its
+ * heap TID compare as minus infinity, as in nbtree's pivot tuples.
+ */
+#define FRACTAM_TRUNCATED_KEY	INDEX_AM_RESERVED_BIT
+
+static inline bool
+fractam_key_is_truncated(IndexTuple itup)
+{
+	return (itup->t_info & FRACTAM_TRUNCATED_KEY) != 0;
+}
+
+/* key columns an entry or a key has (a truncated key fewer than nkeyatts) */
+static inline int
+fractam_key_natts(FractamIndexState *state, IndexTuple itup)
+{
+	if (fractam_key_is_truncated(itup))
+		return ItemPointerGetOffsetNumberNoCheck(&itup->t_tid);
+	return state->nkeyatts;
+}
+
 /* index_insert.c: striped locks of the unique check */
 #define FRACTAM_UNIQUE_LOCKS 4096
 extern void fractam_unique_locks_init(void);
@@ -104,6 +131,9 @@ extern int	fractam_compare_item_keys(void *arg, const char *a, Size alen,
 									  const char *b, Size blen);
 extern int	fractam_shared_key_columns(void *arg, const char *a, Size alen,
 									   const char *b, Size blen);
+extern char *fractam_separator(void *arg, const char *left, Size leftlen,
+							   const char *right, Size rightlen,
+							   Size *seplen);
 extern char *fractam_key_description(Relation index, IndexTuple itup);
 extern void fractam_set_probe(FractamIndexState *state, IndexTuple itup);
 

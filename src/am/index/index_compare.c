@@ -224,18 +224,25 @@ fractam_index_tree(Relation index, FtTree *tree)
 	tree->buffering = opts ? opts->buffering : true;
 	tree->direct_apply = fractam_direct_apply;
 	tree->sharedcols = fractam_shared_key_columns;
+	tree->separator = fractam_separator;
 	tree->rootcache = &((FractamIndexState *) tree->cmp_arg)->rootcache;
 	tree->max_item_size = ((FractamIndexState *) tree->cmp_arg)->max_item_size;
 	fractam_index_codec(index, &tree->codec, &tree->codec_level);
 }
 
-/* Compare the key columns of two index tuples */
+/*
+ * Compare the key columns of two index tuples, either of which may be a
+ * truncated key (its missing columns are minus infinity).
+ */
 int
 fractam_compare_keys(FractamIndexState *state, IndexTuple a, IndexTuple b)
 {
+	int			anatts = fractam_key_natts(state, a);
+	int			bnatts = fractam_key_natts(state, b);
+	int			n = Min(anatts, bnatts);
 	int			i;
 
-	for (i = 0; i < state->nkeyatts; i++)
+	for (i = 0; i < n; i++)
 	{
 		bool		anull;
 		bool		bnull;
@@ -246,14 +253,21 @@ fractam_compare_keys(FractamIndexState *state, IndexTuple a, IndexTuple b)
 		if (c != 0)
 			return c;
 	}
-	return 0;
+	return (anatts == bnatts) ? 0 : (anatts < bnatts) ? -1 : 1;
 }
 
+/* heap TIDs of two tuples whose key columns are equal */
 static int
 compare_tids(IndexTuple a, IndexTuple b)
 {
-	BlockNumber ablk = ItemPointerGetBlockNumberNoCheck(&a->t_tid);
-	BlockNumber bblk = ItemPointerGetBlockNumberNoCheck(&b->t_tid);
+	BlockNumber ablk;
+	BlockNumber bblk;
+
+	/* a truncated key with every key column has a minus-infinity TID */
+	if (unlikely(fractam_key_is_truncated(a) || fractam_key_is_truncated(b)))
+		return (int) fractam_key_is_truncated(b) - (int) fractam_key_is_truncated(a);
+	ablk = ItemPointerGetBlockNumberNoCheck(&a->t_tid);
+	bblk = ItemPointerGetBlockNumberNoCheck(&b->t_tid);
 
 	if (ablk != bblk)
 		return ablk < bblk ? -1 : 1;
@@ -261,13 +275,17 @@ compare_tids(IndexTuple a, IndexTuple b)
 		(int) ItemPointerGetOffsetNumberNoCheck(&b->t_tid);
 }
 
-/* the probe's (deformed) key columns against another entry's */
+/*
+ * the probe's (deformed) key columns against another entry's, or a key's
+ * (the probe, an entry, has every column)
+ */
 static int
 compare_probe_keys(FractamIndexState *state, IndexTuple other)
 {
+	int			natts = fractam_key_natts(state, other);
 	int			i;
 
-	for (i = 0; i < state->nkeyatts; i++)
+	for (i = 0; i < natts; i++)
 	{
 		bool		isnull;
 		Datum		d = index_getattr(other, i + 1, state->tupdesc, &isnull);
@@ -278,7 +296,8 @@ compare_probe_keys(FractamIndexState *state, IndexTuple other)
 		if (c != 0)
 			return c;
 	}
-	return 0;
+	/* other's missing columns are minus infinity */
+	return natts < state->nkeyatts ? 1 : 0;
 }
 
 /* key column col of two entries, through the probe if one side is it */
@@ -355,12 +374,51 @@ fractam_shared_key_columns(void *arg, const char *a, Size alen,
 	FractamIndexState *state = (FractamIndexState *) arg;
 	IndexTuple	ta = (IndexTuple) a;
 	IndexTuple	tb = (IndexTuple) b;
+	int			natts = Min(fractam_key_natts(state, ta),
+							fractam_key_natts(state, tb));
 	int			n;
 
-	for (n = 0; n < state->nkeyatts; n++)
+	for (n = 0; n < natts; n++)
 		if (compare_one_column(state, ta, tb, n) != 0)
 			break;
 	return n;
+}
+
+/*
+ * The tree's separator (FtTree.separator): right's leading key columns up
+ * to the first that differs from left's, as a truncated key (see
+ * FRACTAM_TRUNCATED_KEY); NULL (right whole) when their key columns are
+ * equal, so that only the heap TID separates them, or when truncating saves
+ * no byte.  LinkBench's id1_type index, with a long INCLUDE-like tail of
+ * key columns, keeps 1- or 2-column keys where it kept 140-byte entries, and
+ * its level-1 nodes, which hold as many pivots as fit half a page, get
+ * several times as many children.
+ */
+char *
+fractam_separator(void *arg, const char *left, Size leftlen,
+				  const char *right, Size rightlen, Size *seplen)
+{
+	FractamIndexState *state = (FractamIndexState *) arg;
+	IndexTuple	tr = (IndexTuple) right;
+	/* the first key column that differs, counted from 1 */
+	int			keep = fractam_shared_key_columns(arg, left, leftlen,
+												  right, rightlen) + 1;
+	IndexTuple	sep;
+
+	if (keep > fractam_key_natts(state, tr))
+		return NULL;
+	sep = index_truncate_tuple(state->tupdesc, tr, keep);
+	if (IndexTupleSize(sep) >= rightlen)
+	{
+		/* nothing saved (no INCLUDE column, the last key column differs) */
+		pfree(sep);
+		return NULL;
+	}
+	sep->t_info |= FRACTAM_TRUNCATED_KEY;
+	ItemPointerSetBlockNumber(&sep->t_tid, InvalidBlockNumber);
+	ItemPointerSetOffsetNumber(&sep->t_tid, keep);
+	*seplen = IndexTupleSize(sep);
+	return (char *) sep;
 }
 
 /* The tree's comparator: key columns, then heap TID */

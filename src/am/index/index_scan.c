@@ -82,6 +82,7 @@ static int
 search_vs_entry(FractamSearchCtx *ctx, FractamSearchKey *key, IndexTuple itup)
 {
 	TupleDesc	desc = ctx->state->tupdesc;
+	int			natts = fractam_key_natts(ctx->state, itup);
 	int			i;
 
 	if (key->item)
@@ -96,9 +97,13 @@ search_vs_entry(FractamSearchCtx *ctx, FractamSearchKey *key, IndexTuple itup)
 	{
 		FractamSearchColumn *col = &key->col[i];
 		bool		isnull;
-		Datum		v = index_getattr(itup, col->attno, desc, &isnull);
+		Datum		v;
 		int			c;
 
+		/* a truncated key's missing columns are minus infinity */
+		if (col->attno > natts)
+			return 1;
+		v = index_getattr(itup, col->attno, desc, &isnull);
 		if (col->isnull || isnull)
 		{
 			if (col->isnull && isnull)
@@ -140,7 +145,8 @@ fractam_search_tree(Relation index, FtTree *tree, FractamSearchCtx *ctx)
 	ctx->key = NULL;
 	tree->cmp = fractam_search_cmp;
 	tree->cmp_arg = ctx;
-	tree->sharedcols = NULL;	/* takes the index state, not ctx */
+	tree->sharedcols = NULL;	/* these two take the index state, not ctx */
+	tree->separator = NULL;
 }
 
 bool
