@@ -184,6 +184,16 @@ typedef struct FtTree
 	 * their copy (a table): an index scan's pin must make VACUUM wait.
 	 */
 	bool		vacuum_skip_pinned;
+
+	/*
+	 * Or NULL.  With vacuum_skip_pinned: may a leaf a scan pins be only
+	 * read?  Called with each of its items (and ft_vacuum's arg) under a
+	 * share lock; one false answer and VACUUM waits for the leaf's cleanup
+	 * lock after all, as heap's aggressive VACUUM does for a page with
+	 * something to freeze (NULL: never wait).
+	 */
+	bool		(*vacuum_pinned_readable) (const char *item, Size len,
+										   void *arg);
 } FtTree;
 
 /* Largest item a tree accepts (also bounds pivots and messages) */

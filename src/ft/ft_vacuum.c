@@ -285,6 +285,36 @@ cleanup_lock(FtTree *tree, BlockNumber blkno, uint16 kind, VisitMap *visited,
 	return buf;
 }
 
+/*
+ * A leaf a scan pins, share-locked by cleanup_lock: may VACUUM only read it
+ * (FtTree.vacuum_pinned_readable), or must it wait for its cleanup lock?
+ */
+static bool
+pinned_leaf_readable(FtTree *tree, Buffer buf, void *arg)
+{
+	Page		page;
+	FtPageOpaque opaque;
+	OffsetNumber off;
+	OffsetNumber maxoff;
+
+	if (tree->vacuum_pinned_readable == NULL)
+		return true;
+	page = ft_leaf_view(tree, buf);
+	opaque = FtPageGetOpaque(page);
+	if (FtPageIsDeleted(opaque))
+		return true;
+	maxoff = PageGetMaxOffsetNumber(page);
+	for (off = FtFirstDataOffset(opaque); off <= maxoff; off++)
+	{
+		Size		len;
+		char	   *item = ft_page_item(page, off, &len);
+
+		if (!tree->vacuum_pinned_readable(item, len, arg))
+			return false;
+	}
+	return true;
+}
+
 /* leaves found empty, candidates for unlinking */
 typedef struct EmptyLeaves
 {
@@ -565,6 +595,13 @@ vacuum_leaf_run(FtTree *tree, BlockNumber blkno, const char *bound,
 				break;
 		}
 		buf = cleanup_lock(tree, blkno, FT_PAGE_LEAF, visited, &readonly);
+		if (readonly && !pinned_leaf_readable(tree, buf, arg))
+		{
+			/* wait after all; the leaf may change meanwhile (or go) */
+			LockBuffer(buf, BUFFER_LOCK_UNLOCK);
+			LockBufferForCleanup(buf);
+			readonly = false;
+		}
 		page = BufferGetPage(buf);
 		opaque = FtPageGetOpaque(page);
 		if (!FtPageIsDeleted(opaque))

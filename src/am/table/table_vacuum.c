@@ -266,11 +266,43 @@ remove_collected(const char *item, Size len, void *arg, FtVacuumPatch *patch)
 		return false;
 	if (patch == NULL)
 	{
-		/* only read: it stays */
+		FractamHeaderCopy hbuf;
+
+		/* only read: it stays, and its xids bound relfrozenxid */
 		st->left_pinned += 1;
+		fractam_note_oldest(fractam_item_header(st->rel, item, &hbuf),
+							&st->min_xid, &st->min_multi);
 		return false;
 	}
 	return true;
+}
+
+/*
+ * FtTree.vacuum_pinned_readable of an aggressive VACUUM, which must leave
+ * nothing older than its freeze limit: a leaf a scan pins may be only read
+ * if no version there stores an xid before the limit (nothing to freeze or
+ * clear, nothing dead that would hold relfrozenxid back) nor a MultiXact
+ * (which a cleanup might clear).  Else VACUUM waits for the leaf, as
+ * heap's aggressive VACUUM waits for a page with a tuple that would freeze
+ * (heap_tuple_would_freeze).
+ */
+static bool
+pinned_version_readable(const char *item, Size len, void *arg)
+{
+	VacuumPassState *st = (VacuumPassState *) arg;
+	FractamHeaderCopy hbuf;
+	HeapTupleHeader hdr;
+	TransactionId oldest = st->oldest_xmin;
+	MultiXactId multi = InvalidMultiXactId;
+
+	if (fractam_item_is_deadset(item, len))
+		return true;			/* row ids only, no xid */
+	hdr = fractam_item_header(st->rel, item, &hbuf);
+	if (!(hdr->t_infomask & HEAP_XMAX_INVALID) &&
+		(hdr->t_infomask & HEAP_XMAX_IS_MULTI))
+		return false;
+	fractam_note_oldest(hdr, &oldest, &multi);
+	return !TransactionIdPrecedes(oldest, st->freeze_limit);
 }
 
 /*
@@ -433,11 +465,14 @@ fractam_relation_vacuum(Relation rel, struct VacuumParams *params,
 	 * only read, as heap's VACUUM reads a page whose cleanup lock it cannot
 	 * get (lazy_scan_noprune).  Its versions are counted, dead ones are
 	 * collected (their index entries go) but stay, and nothing is frozen
-	 * there, so relfrozenxid waits for them.  The scan works on its own
-	 * copy of the leaf; a later VACUUM removes what stayed.  An aggressive
-	 * VACUUM, which must freeze, waits as before.
+	 * there: the xids of all that stays bound relfrozenxid.  The scan works
+	 * on its own copy of the leaf; a later VACUUM removes what stayed.  An
+	 * aggressive VACUUM waits for a pinned leaf that stores anything older
+	 * than its freeze limit, which it must freeze or remove.
 	 */
-	tree.vacuum_skip_pinned = !aggressive;
+	tree.vacuum_skip_pinned = true;
+	if (aggressive)
+		tree.vacuum_pinned_readable = pinned_version_readable;
 	for (;;)
 	{
 		st.dead->num_items = 0;
@@ -559,14 +594,14 @@ fractam_relation_vacuum(Relation rel, struct VacuumParams *params,
 
 	/*
 	 * The last pass saw every version still stored (an overflowing pass is
-	 * always followed by another) but those of all-frozen ranges: nothing
-	 * older than its minima remains, and nothing a later transaction stores
-	 * can be older than the cutoffs.  Unless it skipped a range whose
-	 * versions are not all frozen, or left dead versions in leaves scans
-	 * held (their xids were not noted): then relfrozenxid and relminmxid
-	 * stay (invalid values leave them).
+	 * always followed by another; the dead versions left in leaves scans
+	 * held were noted by its second pass) but those of all-frozen ranges:
+	 * nothing older than its minima remains, and nothing a later transaction
+	 * stores can be older than the cutoffs.  Unless it skipped a range whose
+	 * versions are not all frozen: then relfrozenxid and relminmxid stay
+	 * (invalid values leave them).
 	 */
-	if (st.skipped_unfrozen || st.left_pinned > 0)
+	if (st.skipped_unfrozen)
 	{
 		st.min_xid = InvalidTransactionId;
 		st.min_multi = InvalidMultiXactId;
@@ -591,9 +626,7 @@ fractam_relation_vacuum(Relation rel, struct VacuumParams *params,
 					  psprintf("; %.0f dead row versions left in leaves that scans held",
 							   st.left_pinned) : "",
 					  st.skipped_unfrozen ?
-					  "; relfrozenxid not advanced (skipped versions not all frozen)" :
-					  st.left_pinned > 0 ?
-					  "; relfrozenxid not advanced (dead versions left)" : "");
+					  "; relfrozenxid not advanced (skipped versions not all frozen)" : "");
 	if (log_auto &&
 		TimestampDifferenceExceeds(starttime, GetCurrentTimestamp(),
 								   params->log_min_duration))
