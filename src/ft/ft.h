@@ -178,9 +178,10 @@ typedef struct FtTree
 	/*
 	 * VACUUM (ft_vacuum) does not wait for a page a scan has pinned: it reads
 	 * that page under a share lock instead, calls the callback with patch
-	 * NULL and changes nothing there, as heap's non-aggressive VACUUM handles a page whose cleanup lock it
-	 * cannot get.  Only for trees that never buffer (no message to clean in
-	 * a node it cannot lock) and whose readers keep nothing of a page but
+	 * NULL and changes nothing there, as heap's VACUUM handles a page whose
+	 * cleanup lock it cannot get (unless vacuum_pinned_readable says it must
+	 * wait).  Only for trees that never buffer (no message to clean in a
+	 * node it cannot lock) and whose readers keep nothing of a page but
 	 * their copy (a table): an index scan's pin must make VACUUM wait.
 	 */
 	bool		vacuum_skip_pinned;

@@ -390,9 +390,9 @@ fractam_shared_key_columns(void *arg, const char *a, Size alen,
  * FRACTAM_TRUNCATED_KEY); NULL (right whole) when their key columns are
  * equal, so that only the heap TID separates them, or when truncating saves
  * no byte.  LinkBench's id1_type index, with a long INCLUDE-like tail of
- * key columns, keeps 1- or 2-column keys where it kept 140-byte entries, and
- * its level-1 nodes, which hold as many pivots as fit half a page, get
- * several times as many children.
+ * key columns, keeps mostly 1-column keys where it kept 140-byte entries;
+ * nodes whose pivot bytes bound them (level-1 nodes that buffer nothing,
+ * routing pages) then hold several times as many children.
  */
 char *
 fractam_separator(void *arg, const char *left, Size leftlen,
