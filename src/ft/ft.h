@@ -102,6 +102,9 @@ typedef struct FtTree
 	int			fillfactor;		/* leaf fill (percent) on build/right split */
 	bool		buffering;		/* false: behave like a plain B+-tree */
 	bool		direct_apply;	/* apply to resident leaves directly */
+	int			unique_retry_delay; /* testing: microseconds a unique
+									 * insert that must start over after
+									 * its check sleeps first (0: none) */
 	FtRootCache *rootcache;		/* or NULL */
 	Size		max_item_size;	/* longest item this tree can hold (at
 								 * most FT_MAX_ITEM_SIZE); 0 = unknown */
@@ -441,7 +444,8 @@ typedef FullTransactionId (*FtUniquePruneFn) (void *arg, const char **items,
 extern FtUniqueResult ft_insert_unique(FtTree *tree, const char *item,
 									   Size len, FtCompareFn keycmp,
 									   FtUniqueCheckFn check,
-									   FtUniquePruneFn prune, void *checkarg);
+									   FtUniquePruneFn prune, void *checkarg,
+									   bool key_locked);
 extern bool ft_replace(FtTree *tree, const char *item, Size len,
 					   FtUniqueCheckFn check, void *checkarg);
 

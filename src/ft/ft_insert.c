@@ -92,6 +92,10 @@ typedef struct UniqueProbe
 	const char *low;
 	Size		lowlen;
 	bool		accepted;		/* check accepted the whole run once */
+	bool		key_locked;		/* the caller keeps every other inserter of
+								 * the key out (see ft_insert_unique) */
+	bool		recheck;		/* started over after the check accepted:
+								 * judge no run again (see leaf_check_key) */
 	bool		replace;		/* ft_replace: the item replaces the stored
 								 * one with its key, if check accepts that
 								 * one */
@@ -190,16 +194,20 @@ leaf_check_key(FtTree *tree, UniqueProbe *u, Buffer lbuf, Page page,
 	}
 
 	/*
-	 * The run is all there is: let the caller judge each item.  Once it has
-	 * accepted a whole run, a retry (after a split, say) need not ask again:
-	 * while the caller holds its key lock no item with the key can come in,
-	 * so the run now is the same items or fewer.  That spares a second round
-	 * of the caller's work, done under locks a retry may hold exclusively.
+	 * The run is all there is: let the caller judge each item.  A retry
+	 * (after a split, say) holds buffer nodes exclusively, so it does not
+	 * judge again: if the caller keeps every other inserter of the key out,
+	 * no item with the key can have come in, and the run it accepted before
+	 * is the same items or fewer.  Otherwise one may have come in while
+	 * nothing was locked; an empty run is still decided here, and any other
+	 * is left to the caller's search (which judges holding no page).
 	 */
 	if (lo < hi && u->check == NULL)
 		return LEAF_KEY_MAY_EXIST;
 	if (u->accepted)
 		return LEAF_INSERTED;
+	if (lo < hi && u->recheck)
+		return LEAF_KEY_MAY_EXIST;
 	for (o = lo; o < hi; o++)
 	{
 		FtUniqueVerdict v;
@@ -1059,6 +1067,21 @@ insert_item(FtTree *tree, const char *item, Size len, UniqueProbe *u)
 			return FT_UNIQUE_UNDECIDED;
 		if (step == INSERT_KEY_REJECTED)
 			return FT_UNIQUE_REJECTED;
+
+		/*
+		 * A unique insert whose check accepted the key's run under the
+		 * leaf's lock, and must now start over (the leaf was full), cannot
+		 * trust that check any longer unless the caller keeps the key's
+		 * other inserters out: one may have come in while nothing was
+		 * locked.  See leaf_check_key.
+		 */
+		if (u && u->accepted && !u->key_locked)
+		{
+			u->accepted = false;
+			u->recheck = true;
+			if (tree->unique_retry_delay > 0)
+				pg_usleep(tree->unique_retry_delay);
+		}
 		want_exclusive = (step == INSERT_RETRY_EXCLUSIVE);
 		want_x_exclusive = (step == INSERT_RETRY_LEAF_PARENT);
 	}
@@ -1190,7 +1213,8 @@ ft_insert_ascending(FtTree *tree, char **items, Size *lens, int n)
 
 static void
 probe_init(UniqueProbe *probe, FtCompareFn keycmp, FtUniqueCheckFn check,
-		   FtUniquePruneFn prune, void *checkarg, bool replace)
+		   FtUniquePruneFn prune, void *checkarg, bool replace,
+		   bool key_locked)
 {
 	probe->keycmp = keycmp;
 	probe->check = check;
@@ -1199,6 +1223,8 @@ probe_init(UniqueProbe *probe, FtCompareFn keycmp, FtUniqueCheckFn check,
 	probe->low = NULL;
 	probe->lowlen = 0;
 	probe->accepted = false;
+	probe->key_locked = key_locked;
+	probe->recheck = false;
 	probe->replace = replace;
 }
 
@@ -1211,8 +1237,7 @@ probe_init(UniqueProbe *probe, FtCompareFn keycmp, FtUniqueCheckFn check,
  * key) returns false to refuse the insert; it is called with the leaf
  * locked exclusively (and the buffer nodes above it locked, share or, on a
  * retry after a full leaf, exclusive), so it must not wait for anything but
- * short-term locks of other relations.  Once it has accepted every item
- * with the key, retries do not call it again.
+ * short-term locks of other relations.
  *
  * FT_UNIQUE_INSERTED: done.  FT_UNIQUE_REJECTED: check refused an item;
  * nothing was inserted.  FT_UNIQUE_UNDECIDED: nothing was inserted, and
@@ -1221,19 +1246,26 @@ probe_init(UniqueProbe *probe, FtCompareFn keycmp, FtUniqueCheckFn check,
  * plain insert would buffer): the caller must search for them, and insert
  * with ft_insert if it decides to.
  *
- * The caller serializes unique inserts of equal keys (src/am holds a lock
- * on the key's hash across the check and the insertion), which keeps what
- * the check saw true until the item is in.
+ * The check and the insertion happen under one lock of the leaf, which is
+ * what keeps two unique inserts of one key that both decide here apart.
+ * The caller must keep out, from the check until the item is in, any
+ * insert of the key that does not decide here (one that searched, then
+ * called ft_insert: it checked without the leaf locked); src/am locks the
+ * key's hash, shared here and exclusively around the search.  key_locked
+ * says the caller also keeps out every other ft_insert_unique of the key:
+ * then a retry after the check accepted the run (the leaf was full) need
+ * not check again.  Without it, such a retry decides only if the key has
+ * no item at all, and answers FT_UNIQUE_UNDECIDED otherwise.
  */
 FtUniqueResult
 ft_insert_unique(FtTree *tree, const char *item, Size len,
 				 FtCompareFn keycmp, FtUniqueCheckFn check,
-				 FtUniquePruneFn prune, void *checkarg)
+				 FtUniquePruneFn prune, void *checkarg, bool key_locked)
 {
 	UniqueProbe probe;
 
 	Assert(keycmp != NULL);
-	probe_init(&probe, keycmp, check, prune, checkarg, false);
+	probe_init(&probe, keycmp, check, prune, checkarg, false, key_locked);
 	return insert_item(tree, item, len, &probe);
 }
 
@@ -1253,6 +1285,6 @@ ft_replace(FtTree *tree, const char *item, Size len, FtUniqueCheckFn check,
 	UniqueProbe probe;
 
 	Assert(!tree->buffering);
-	probe_init(&probe, tree->cmp, check, NULL, checkarg, true);
+	probe_init(&probe, tree->cmp, check, NULL, checkarg, true, true);
 	return insert_item(tree, item, len, &probe) == FT_UNIQUE_INSERTED;
 }

@@ -223,6 +223,7 @@ fractam_index_tree(Relation index, FtTree *tree)
 	tree->fillfactor = opts ? opts->fillfactor : FRACTAM_DEFAULT_FILLFACTOR;
 	tree->buffering = opts ? opts->buffering : true;
 	tree->direct_apply = fractam_direct_apply;
+	tree->unique_retry_delay = fractam_debug_unique_delay;
 	tree->sharedcols = fractam_shared_key_columns;
 	tree->separator = fractam_separator;
 	tree->rootcache = &((FractamIndexState *) tree->cmp_arg)->rootcache;

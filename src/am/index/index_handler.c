@@ -219,5 +219,14 @@ fractam_index_init(void)
 							 &fractam_direct_apply, true,
 							 PGC_USERSET, 0, NULL, NULL, NULL);
 
+	DefineCustomIntVariable("fractam.debug_unique_delay",
+							"Microseconds a unique insert sleeps between its check and its insertion (testing).",
+							"After a search, and before an insert whose leaf was full after "
+							"its check starts over: widens the windows in which concurrent "
+							"inserters of the same key could slip in, so that tests of the "
+							"unique check's locking fail if it lets them.",
+							&fractam_debug_unique_delay, 0, 0, 10000000,
+							PGC_SUSET, GUC_NOT_IN_SAMPLE, NULL, NULL, NULL);
+
 	fractam_unique_locks_init();
 }
