@@ -186,11 +186,31 @@ ft_searching_free_pages(void)
 	return searching_free_pages;
 }
 
+/*
+ * A relation whose free space map has no page (VACUUM never recorded a free
+ * page, so the fork was never created) has nothing to offer, but asking
+ * costs a failed open() of the map's file every time: PostgreSQL checks
+ * whether a missing fork has appeared on each lookup.  Appends allocate a
+ * page every few dozen rows (4 % of INSERT ... SELECT into a table).  So
+ * while this backend last saw the map empty, it looks again only every
+ * FT_FSM_EMPTY_RECHECK allocations; a map created by another backend's
+ * VACUUM is noticed that much later (its pages wait there meanwhile), one
+ * created by this backend's at once (its size is cached in the smgr).
+ */
+#define FT_FSM_EMPTY_RECHECK	32
+
+static int	fsm_empty_skips = 0;
+
 /* A page the free space map offers (InvalidBlockNumber if none) */
 static BlockNumber
 free_page_candidate(Relation rel)
 {
 	BlockNumber blkno;
+
+	if (RelationGetSmgr(rel)->smgr_cached_nblocks[FSM_FORKNUM] == 0 &&
+		++fsm_empty_skips < FT_FSM_EMPTY_RECHECK)
+		return InvalidBlockNumber;
+	fsm_empty_skips = 0;
 
 	Assert(!searching_free_pages);
 	searching_free_pages = true;
