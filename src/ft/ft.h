@@ -444,8 +444,7 @@ typedef FullTransactionId (*FtUniquePruneFn) (void *arg, const char **items,
 extern FtUniqueResult ft_insert_unique(FtTree *tree, const char *item,
 									   Size len, FtCompareFn keycmp,
 									   FtUniqueCheckFn check,
-									   FtUniquePruneFn prune, void *checkarg,
-									   bool key_locked);
+									   FtUniquePruneFn prune, void *checkarg);
 extern bool ft_replace(FtTree *tree, const char *item, Size len,
 					   FtUniqueCheckFn check, void *checkarg);
 

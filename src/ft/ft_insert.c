@@ -92,8 +92,6 @@ typedef struct UniqueProbe
 	const char *low;
 	Size		lowlen;
 	bool		accepted;		/* check accepted the whole run once */
-	bool		key_locked;		/* the caller keeps every other inserter of
-								 * the key out (see ft_insert_unique) */
 	bool		recheck;		/* started over after the check accepted:
 								 * judge no run again (see leaf_check_key) */
 	bool		replace;		/* ft_replace: the item replaces the stored
@@ -195,12 +193,11 @@ leaf_check_key(FtTree *tree, UniqueProbe *u, Buffer lbuf, Page page,
 
 	/*
 	 * The run is all there is: let the caller judge each item.  A retry
-	 * (after a split, say) holds buffer nodes exclusively, so it does not
-	 * judge again: if the caller keeps every other inserter of the key out,
-	 * no item with the key can have come in, and the run it accepted before
-	 * is the same items or fewer.  Otherwise one may have come in while
-	 * nothing was locked; an empty run is still decided here, and any other
-	 * is left to the caller's search (which judges holding no page).
+	 * after the check accepted (the leaf was full) holds buffer nodes
+	 * exclusively, so it does not judge again; another insert of the key may
+	 * have come in while nothing was locked, so only an empty run is still
+	 * decided here, and any other is left to the caller's search (which
+	 * judges holding no page).
 	 */
 	if (lo < hi && u->check == NULL)
 		return LEAF_KEY_MAY_EXIST;
@@ -1071,11 +1068,10 @@ insert_item(FtTree *tree, const char *item, Size len, UniqueProbe *u)
 		/*
 		 * A unique insert whose check accepted the key's run under the
 		 * leaf's lock, and must now start over (the leaf was full), cannot
-		 * trust that check any longer unless the caller keeps the key's
-		 * other inserters out: one may have come in while nothing was
-		 * locked.  See leaf_check_key.
+		 * trust that check any longer: another insert of the key may have
+		 * come in while nothing was locked.  See leaf_check_key.
 		 */
-		if (u && u->accepted && !u->key_locked)
+		if (u && u->accepted)
 		{
 			u->accepted = false;
 			u->recheck = true;
@@ -1213,8 +1209,7 @@ ft_insert_ascending(FtTree *tree, char **items, Size *lens, int n)
 
 static void
 probe_init(UniqueProbe *probe, FtCompareFn keycmp, FtUniqueCheckFn check,
-		   FtUniquePruneFn prune, void *checkarg, bool replace,
-		   bool key_locked)
+		   FtUniquePruneFn prune, void *checkarg, bool replace)
 {
 	probe->keycmp = keycmp;
 	probe->check = check;
@@ -1223,7 +1218,6 @@ probe_init(UniqueProbe *probe, FtCompareFn keycmp, FtUniqueCheckFn check,
 	probe->low = NULL;
 	probe->lowlen = 0;
 	probe->accepted = false;
-	probe->key_locked = key_locked;
 	probe->recheck = false;
 	probe->replace = replace;
 }
@@ -1251,21 +1245,20 @@ probe_init(UniqueProbe *probe, FtCompareFn keycmp, FtUniqueCheckFn check,
  * The caller must keep out, from the check until the item is in, any
  * insert of the key that does not decide here (one that searched, then
  * called ft_insert: it checked without the leaf locked); src/am locks the
- * key's hash, shared here and exclusively around the search.  key_locked
- * says the caller also keeps out every other ft_insert_unique of the key:
- * then a retry after the check accepted the run (the leaf was full) need
- * not check again.  Without it, such a retry decides only if the key has
- * no item at all, and answers FT_UNIQUE_UNDECIDED otherwise.
+ * key's hash, shared here and exclusively around the search.  Other unique
+ * inserts of the key may run meanwhile, so a retry after the check accepted
+ * the run (the leaf was full) decides only if the key has no item at all,
+ * and answers FT_UNIQUE_UNDECIDED otherwise.
  */
 FtUniqueResult
 ft_insert_unique(FtTree *tree, const char *item, Size len,
 				 FtCompareFn keycmp, FtUniqueCheckFn check,
-				 FtUniquePruneFn prune, void *checkarg, bool key_locked)
+				 FtUniquePruneFn prune, void *checkarg)
 {
 	UniqueProbe probe;
 
 	Assert(keycmp != NULL);
-	probe_init(&probe, keycmp, check, prune, checkarg, false, key_locked);
+	probe_init(&probe, keycmp, check, prune, checkarg, false);
 	return insert_item(tree, item, len, &probe);
 }
 
@@ -1285,6 +1278,6 @@ ft_replace(FtTree *tree, const char *item, Size len, FtUniqueCheckFn check,
 	UniqueProbe probe;
 
 	Assert(!tree->buffering);
-	probe_init(&probe, tree->cmp, check, NULL, checkarg, true, true);
+	probe_init(&probe, tree->cmp, check, NULL, checkarg, true);
 	return insert_item(tree, item, len, &probe) == FT_UNIQUE_INSERTED;
 }

@@ -336,7 +336,7 @@ insert_entry(FtTree *tree, FractamIndexState *state, IndexTuple itup,
 		if (uc)
 			res = ft_insert_unique(tree, (char *) itup, IndexTupleSize(itup),
 								   fractam_compare_item_keys, accept_entry,
-								   fractam_prune_entries, uc, false);
+								   fractam_prune_entries, uc);
 		else
 			ft_insert(tree, (char *) itup, IndexTupleSize(itup));
 	}
