@@ -5,11 +5,10 @@
  *	  page cache.
  *
  * Direct apply (ft_insert.c) puts an item straight into a leaf when that
- * costs no I/O.  "In shared buffers" is too narrow a test for that: with
- * shared_buffers a fraction of memory, as usual, an index that fits in
- * memory mostly lives in the kernel's page cache, and a read from there is
- * a copy, not an I/O.  Buffering such inserts only adds moves, flushes and
- * their WAL to a load that a B-tree serves from memory.
+ * costs no I/O.  By default that means "the leaf is in shared buffers".
+ * fractam.page_cache_probe = on widens it: with shared_buffers a fraction
+ * of memory, an index that fits in memory mostly lives in the kernel's
+ * page cache, and a read from there is a copy, not an I/O.
  *
  * mincore() answers the question exactly, without starting any I/O (a
  * preadv2 with RWF_NOWAIT would: since Linux 5.9 a miss still starts
@@ -20,6 +19,18 @@
  * mapping can only give a wrong hint, never a wrong answer: nothing is read
  * through it.  Where mapping fails, the probe says "unknown" and direct
  * apply keeps its shared-buffers rule.
+ *
+ * The probe is off by default because, measured on iiBench with shared
+ * buffers smaller than the indexes, the read is not free: it needs a
+ * buffer, and in an insert load the buffer it evicts is usually a dirty
+ * leaf that must be written first.  With memory to spare, applying to
+ * leaves read from the page cache cost 10% more CPU per row than buffering
+ * those inserts (2 clients); only one client with 50-row transactions
+ * gained (5% CPU, 18% less WAL).  And the answer feeds on itself: with the
+ * database about the size of memory, direct inserts read every leaf every
+ * few seconds and so kept the leaves in the page cache, the probe kept
+ * saying "in memory", and the inserts ran at a third of the rate the same
+ * index reached buffering (bench/RESULTS.md, session 18).
  *
  *-------------------------------------------------------------------------
  */
@@ -57,7 +68,7 @@
 #define FT_OSCACHE_ENTER	0.95f
 #define FT_OSCACHE_LEAVE	0.85f
 
-int			ft_page_cache_probe = FT_PAGE_CACHE_PROBE_ON;
+int			ft_page_cache_probe = FT_PAGE_CACHE_PROBE_OFF;
 
 static const struct config_enum_entry page_cache_probe_options[] = {
 	{"off", FT_PAGE_CACHE_PROBE_OFF, false},
@@ -250,10 +261,10 @@ ft_oscache_init(void)
 							 "Treat leaves in the kernel's page cache as cached.",
 							 "on: when most leaves outside shared buffers are in the page "
 							 "cache (sampled with mincore()), apply inserts to them "
-							 "directly and flush buffered messages on the way; off: only "
-							 "leaves in shared buffers count; assume: every index is in "
-							 "memory (for testing).",
-							 &ft_page_cache_probe, FT_PAGE_CACHE_PROBE_ON,
+							 "directly and flush buffered messages on the way; off (the "
+							 "default): only leaves in shared buffers count; assume: every "
+							 "index is in memory (for testing).",
+							 &ft_page_cache_probe, FT_PAGE_CACHE_PROBE_OFF,
 							 page_cache_probe_options,
 							 PGC_USERSET, 0, NULL, NULL, NULL);
 	CacheRegisterRelcacheCallback(oscache_relcache_callback, (Datum) 0);
