@@ -261,11 +261,11 @@ note_leaf_vm(void *arg, const char *first, Size firstlen, const char *last,
 			scan->vm_bits |= UINT64CONST(1) << i;
 }
 
-/* Is row id rowid of the current leaf in a block noted all-visible? */
+/* Is pseudo-block blk of the current leaf noted all-visible? */
 static inline bool
-noted_all_visible(FractamScanDesc scan, FtRowId rowid)
+noted_all_visible(FractamScanDesc scan, BlockNumber blk)
 {
-	uint64		i = rowid / FRACTAM_ROWS_PER_BLOCK - scan->vm_first;
+	uint64		i = (uint64) blk - scan->vm_first;
 
 	return scan->vm_skip && i < (uint64) scan->vm_nblocks &&
 		(scan->vm_bits & (UINT64CONST(1) << i)) != 0;
@@ -375,6 +375,25 @@ set_scan_tuple(FractamScanDesc scan, const char *item, Size len)
 	scan->tuple.t_data = (HeapTupleHeader) scan->rowbuf;
 }
 
+/*
+ * Does the scan's snapshot see the version with header hdr in pseudo-block
+ * blk?  Only serializable transactions check for a conflict out: no other
+ * has a serializable transaction to record one in (heap pays a call per
+ * tuple to learn that).
+ */
+static inline bool
+scan_row_visible(FractamScanDesc scan, HeapTupleHeader hdr, BlockNumber blk)
+{
+	Snapshot	snapshot = scan->rs_base.rs_snapshot;
+	bool		visible = noted_all_visible(scan, blk) ||
+		fractam_tuple_visible(hdr, snapshot);
+
+	if (IsolationIsSerializable())
+		fractam_check_serializable_out(scan->rs_base.rs_rd, hdr, visible,
+									   snapshot);
+	return visible;
+}
+
 bool
 fractam_scan_getnextslot(TableScanDesc sscan, ScanDirection direction,
 						 TupleTableSlot *slot)
@@ -384,13 +403,13 @@ fractam_scan_getnextslot(TableScanDesc sscan, ScanDirection direction,
 	Size		len;
 
 	bool		backward = ScanDirectionIsBackward(direction);
-	bool		visible;
 
 	Assert(!backward || sscan->rs_parallel == NULL);
 	for (;;)
 	{
 		MemoryContext old = MemoryContextSwitchTo(scan->scancxt);
-		HeapTupleHeader hdr;
+		FtRowId		rowid;
+		BlockNumber blk;
 
 		item = sscan->rs_parallel ? next_parallel_version(scan, &len) :
 			next_serial_version(scan, backward, &len);
@@ -398,28 +417,33 @@ fractam_scan_getnextslot(TableScanDesc sscan, ScanDirection direction,
 		if (item == NULL)
 			break;
 		CHECK_FOR_INTERRUPTS();
-		if (fractam_item_form(item) == FRACTAM_ITEM_SETTLED)
+		rowid = fractam_item_rowid(item);
+		blk = (BlockNumber) (rowid / FRACTAM_ROWS_PER_BLOCK);
+		if (fractam_item_form(item) == FRACTAM_ITEM_FULL)
 		{
-			/* visible to everyone, from a frozen xmin: no check to make */
+			if (!scan_row_visible(scan, fractam_item_tuple(item), blk))
+				continue;
 			set_scan_tuple(scan, item, len);
 		}
 		else
 		{
-			FractamHeaderCopy hbuf;
-
-			hdr = fractam_item_header(sscan->rs_rd, item, &hbuf);
-			visible = noted_all_visible(scan, fractam_item_rowid(item)) ||
-				fractam_tuple_visible(hdr, sscan->rs_snapshot);
-			fractam_check_serializable_out(sscan->rs_rd, hdr, visible,
-										   sscan->rs_snapshot);
-			if (!visible)
-				continue;
+			/*
+			 * Decode the row first and judge the header it decoded to: one
+			 * decoding per row, where judging first would decode the
+			 * header twice.  A settled version is visible to everyone, from
+			 * a frozen xmin: no check to make.
+			 */
 			set_scan_tuple(scan, item, len);
+			if (fractam_item_form(item) == FRACTAM_ITEM_COMPACT &&
+				!scan_row_visible(scan, scan->tuple.t_data, blk))
+				continue;
 		}
-		fractam_rowid_tid(fractam_item_rowid(item), &scan->tuple.t_self);
+		/* fractam_rowid_tid, with the division done once above */
+		ItemPointerSet(&scan->tuple.t_self, blk,
+					   (OffsetNumber) (rowid - (FtRowId) blk * FRACTAM_ROWS_PER_BLOCK + 1));
 		scan->tuple.t_tableOid = RelationGetRelid(sscan->rs_rd);
 		scan->pos = POS_AT;
-		scan->pos_rowid = fractam_item_rowid(item);
+		scan->pos_rowid = rowid;
 		pgstat_count_heap_getnext(sscan->rs_rd);
 		ExecStoreHeapTuple(&scan->tuple, slot, false);
 		return true;
