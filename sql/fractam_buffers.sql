@@ -14,6 +14,9 @@ INSERT INTO fb SELECT g FROM generate_series(1, 50000) g;
 CREATE INDEX fb_a ON fb USING fractam (a) WITH (compression = 'none');
 -- read every page of the index into shared buffers (a usage count of 2 at most)
 SELECT pg_prewarm('fb_a', 'buffer') > 100 AS prewarmed;
+SELECT pg_stat_force_next_flush();
+CREATE TEMP TABLE fb_hits AS
+SELECT idx_blks_hit FROM pg_statio_user_indexes WHERE indexrelname = 'fb_a';
 -- twenty single-row inserts into one leaf
 DO $$
 BEGIN
@@ -33,6 +36,16 @@ WHERE b.relfilenode = pg_relation_filenode('fb_a')
   -- (pd_special: bytes 16-17 of the page header)
   AND (SELECT get_byte(p, get_byte(p, 16) + 256 * get_byte(p, 17) + 28) & 2 = 2
 	   FROM get_raw_page('fb_a', b.relblocknumber::int) p);
+-- The buffer nodes above that leaf were read through the buffers this
+-- backend remembered them in (ReadRecentBuffer again, see ft_buffer.c):
+-- the tree has two levels of them below its routing page, and each insert
+-- passes one of each.
+SELECT height FROM fractam_stats('fb_a');
+-- reads through remembered buffers count in the index's statistics, as
+-- ReadBuffer's hits do: a leaf and two nodes per insert
+SELECT pg_stat_force_next_flush();
+SELECT s.idx_blks_hit - h.idx_blks_hit >= 60 AS reads_counted
+FROM pg_statio_user_indexes s, fb_hits h WHERE s.indexrelname = 'fb_a';
 -- they went to the leaf, not into a buffer
 SELECT buffered_messages FROM fractam_stats('fb_a');
 SELECT count(*) FROM fb WHERE a = 25000;

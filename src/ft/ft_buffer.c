@@ -12,6 +12,7 @@
 #include "access/xloginsert.h"
 #include "ft/ft_int.h"
 #include "miscadmin.h"
+#include "pgstat.h"
 #include "storage/buf_internals.h"
 #include "storage/bufmgr.h"
 #include "storage/indexfsm.h"
@@ -96,6 +97,62 @@ ft_checkpage(Relation rel, Buffer buf)
 	}
 }
 
+static void count_recent_read(FtTree *tree, Buffer buf);
+
+/*
+ * The shared buffers this backend last found its trees' internal pages in
+ * (buffer nodes and the metapage; routing pages have their own copies, see
+ * ft_routecache.c).  Every insert and lookup reads a level-2 and a level-1
+ * node: through the buffer manager, each read is a lookup in the shared
+ * buffer mapping table under a partition lock, a few cache misses apiece
+ * in a large shared_buffers.  A remembered buffer is pinned directly with
+ * ReadRecentBuffer, which checks under the buffer header lock that it
+ * still holds the page (a wrong memory costs one failed check and a
+ * normal read).  Direct-mapped by (relation file, block): a slot holds the
+ * page last read there.  A built index has a level-1 node per few leaves
+ * (iiBench's three indexes of 2M rows: 4,550 nodes), so the table is sized
+ * for a few such indexes (192 kB per backend; the routing copies take up
+ * to 2 MB).  Leaves are not remembered: a cached load touches
+ * too many of them for a small table, and leaves have their own memory
+ * for the one read that follows a residency check (ft_getbuf_recent).
+ */
+#define FT_NODE_BUFFER_SLOTS	16384
+
+typedef struct NodeBufferSlot
+{
+	Oid			relnode;
+	BlockNumber blkno;
+	Buffer		buf;
+} NodeBufferSlot;
+
+static NodeBufferSlot node_buffers[FT_NODE_BUFFER_SLOTS];
+
+static inline NodeBufferSlot *
+node_buffer_slot(Relation rel, BlockNumber blkno)
+{
+	uint32		h = (rel->rd_node.relNode * 0x9E3779B1u) ^ (blkno * 0x85EBCA77u);
+
+	return &node_buffers[(h ^ (h >> 15)) % FT_NODE_BUFFER_SLOTS];
+}
+
+/* Pin the page through this backend's memory of its buffer, if it holds */
+static Buffer
+read_remembered(FtTree *tree, BlockNumber blkno)
+{
+	NodeBufferSlot *slot = node_buffer_slot(tree->rel, blkno);
+
+	if (slot->blkno != blkno || slot->relnode != tree->rel->rd_node.relNode ||
+		!BufferIsValid(slot->buf))
+		return InvalidBuffer;
+	if (!ReadRecentBuffer(tree->rel->rd_node, MAIN_FORKNUM, blkno, slot->buf))
+	{
+		slot->buf = InvalidBuffer;
+		return InvalidBuffer;
+	}
+	count_recent_read(tree, slot->buf);
+	return slot->buf;
+}
+
 /*
  * Read and lock a page, checking that it is sane; through strategy, if not
  * NULL.
@@ -104,15 +161,29 @@ static Buffer
 getbuf(FtTree *tree, BlockNumber blkno, int access,
 	   BufferAccessStrategy strategy)
 {
-	Buffer		buf;
+	Buffer		buf = InvalidBuffer;
+	bool		remember;
 
 	if (blkno == InvalidBlockNumber)
 		ereport(ERROR,
 				(errcode(ft_corrupted_errcode(tree->rel)),
 				 errmsg("%s \"%s\" references an invalid block",
 						ft_relkind_name(tree->rel), RelationGetRelationName(tree->rel))));
-	buf = ReadBufferExtended(tree->rel, MAIN_FORKNUM, blkno, RBM_NORMAL,
-							 strategy);
+
+	/*
+	 * Only plain locked reads of shared buffers use the memory: rings give
+	 * their buffers no usage beyond the first read, and local buffers are
+	 * one lookup in a backend-local table already.
+	 */
+	remember = strategy == NULL && access != BUFFER_LOCK_UNLOCK &&
+		!RelationUsesLocalBuffers(tree->rel);
+	if (remember)
+		buf = read_remembered(tree, blkno);
+	if (!BufferIsValid(buf))
+		buf = ReadBufferExtended(tree->rel, MAIN_FORKNUM, blkno, RBM_NORMAL,
+								 strategy);
+	else
+		remember = false;		/* already remembered */
 	if (access != BUFFER_LOCK_UNLOCK)
 	{
 #if defined(__GNUC__)
@@ -123,6 +194,15 @@ getbuf(FtTree *tree, BlockNumber blkno, int access,
 #endif
 		LockBuffer(buf, access);
 		ft_checkpage(tree->rel, buf);
+		if (remember &&
+			(FtPageGetOpaque(BufferGetPage(buf))->ft_flags & FT_PAGE_KIND_MASK) != FT_PAGE_LEAF)
+		{
+			NodeBufferSlot *slot = node_buffer_slot(tree->rel, blkno);
+
+			slot->relnode = tree->rel->rd_node.relNode;
+			slot->blkno = blkno;
+			slot->buf = buf;
+		}
 	}
 	return buf;
 }
@@ -694,10 +774,32 @@ count_buffer_use(Buffer buf)
 
 	Assert(!BufferIsLocal(buf));
 	desc = GetBufferDescriptor(buf - 1);
+
+	/*
+	 * A page every insert reads sits at the highest count: no need to take
+	 * the header lock to find that (a stale read only delays a count).
+	 */
+	if (BUF_STATE_GET_USAGECOUNT(pg_atomic_read_u32(&desc->state)) >= BM_MAX_USAGE_COUNT)
+		return;
 	state = LockBufHdr(desc);
 	if (BUF_STATE_GET_USAGECOUNT(state) < BM_MAX_USAGE_COUNT)
 		state += BUF_USAGECOUNT_ONE;
 	UnlockBufHdr(desc, state);
+}
+
+/*
+ * Count a read through ReadRecentBuffer as ReadBuffer counts a hit: in the
+ * relation's statistics (pg_statio), and as a use of the buffer unless the
+ * tree reads through a ring (which gives its buffers no use beyond the
+ * first, so that the ring can recycle them).
+ */
+static void
+count_recent_read(FtTree *tree, Buffer buf)
+{
+	if (tree->strategy == NULL)
+		count_buffer_use(buf);
+	pgstat_count_buffer_read(tree->rel);
+	pgstat_count_buffer_hit(tree->rel);
 }
 
 /*
@@ -715,8 +817,7 @@ ft_getbuf_recent(FtTree *tree, BlockNumber blkno, int access, Buffer recent)
 		!ReadRecentBuffer(tree->rel->rd_node, MAIN_FORKNUM, blkno, recent))
 		return getbuf(tree, blkno, access, tree->strategy);
 	buf = recent;
-	if (tree->strategy == NULL)
-		count_buffer_use(buf);
+	count_recent_read(tree, buf);
 	LockBuffer(buf, access);
 	ft_checkpage(tree->rel, buf);
 	return buf;
