@@ -31,6 +31,7 @@
 #include "access/multixact.h"
 #include "access/htup_details.h"
 #include "access/tableam.h"
+#include "access/xact.h"
 #include "ft/ft.h"
 #include "port/pg_bitutils.h"
 #include "port/pg_bswap.h"
@@ -372,8 +373,24 @@ extern bool fractam_leaf_prune(FtTree *tree, char **items, Size *lens,
 extern bool fractam_tuple_visible(HeapTupleHeader tup, Snapshot snapshot);
 extern HTSV_Result fractam_tuple_htsv(HeapTupleHeader tup,
 									  TransactionId *dead_after);
-extern void fractam_check_serializable_out(Relation rel, HeapTupleHeader tup,
-										   bool visible, Snapshot snapshot);
+extern void fractam_serializable_conflict_out(Relation rel,
+											  HeapTupleHeader tup,
+											  bool visible,
+											  Snapshot snapshot);
+
+/*
+ * Serializable transactions: record the rw-conflict out that reading the
+ * version may be.  Only they have a serializable transaction to record it
+ * in, so the others, scanning millions of rows, skip the call (heap makes
+ * it for every tuple to learn that).
+ */
+static inline void
+fractam_check_serializable_out(Relation rel, HeapTupleHeader tup,
+							   bool visible, Snapshot snapshot)
+{
+	if (IsolationIsSerializable())
+		fractam_serializable_conflict_out(rel, tup, visible, snapshot);
+}
 extern bool fractam_tuple_surely_dead(HeapTupleHeader tup,
 									  GlobalVisState *vistest);
 extern TM_Result fractam_tuple_satisfies_update(HeapTupleHeader tup,

@@ -377,9 +377,7 @@ set_scan_tuple(FractamScanDesc scan, const char *item, Size len)
 
 /*
  * Does the scan's snapshot see the version with header hdr in pseudo-block
- * blk?  Only serializable transactions check for a conflict out: no other
- * has a serializable transaction to record one in (heap pays a call per
- * tuple to learn that).
+ * blk?
  */
 static inline bool
 scan_row_visible(FractamScanDesc scan, HeapTupleHeader hdr, BlockNumber blk)
@@ -388,9 +386,8 @@ scan_row_visible(FractamScanDesc scan, HeapTupleHeader hdr, BlockNumber blk)
 	bool		visible = noted_all_visible(scan, blk) ||
 		fractam_tuple_visible(hdr, snapshot);
 
-	if (IsolationIsSerializable())
-		fractam_check_serializable_out(scan->rs_base.rs_rd, hdr, visible,
-									   snapshot);
+	fractam_check_serializable_out(scan->rs_base.rs_rd, hdr, visible,
+								   snapshot);
 	return visible;
 }
 

@@ -436,8 +436,8 @@ fractam_tuple_satisfies_update(HeapTupleHeader tup, ItemPointer self,
  * version's state comes from fractam_tuple_htsv).
  */
 void
-fractam_check_serializable_out(Relation rel, HeapTupleHeader tup,
-							   bool visible, Snapshot snapshot)
+fractam_serializable_conflict_out(Relation rel, HeapTupleHeader tup,
+								  bool visible, Snapshot snapshot)
 {
 	TransactionId xid;
 	TransactionId dead_after;
