@@ -55,36 +55,6 @@ static const struct
 #define DATA_INFOMASK \
 	(HEAP_HASNULL | HEAP_HASVARWIDTH | HEAP_HASEXTERNAL | HEAP_UPDATED)
 
-/*
- * The infomask bits of an info word's data bits, by table: the four bits
- * are adjacent (FRACTAM_INFO_DATA_SHIFT), and every row a scan returns
- * decodes them.
- */
-#define FRACTAM_INFO_DATA_SHIFT 11
-#define DATA_BITS_INFOMASK(b) \
-	((((b) & 1) ? HEAP_HASNULL : 0) | (((b) & 2) ? HEAP_HASVARWIDTH : 0) | \
-	 (((b) & 4) ? HEAP_HASEXTERNAL : 0) | (((b) & 8) ? HEAP_UPDATED : 0))
-
-static const uint16 data_bits_infomask[16] = {
-	DATA_BITS_INFOMASK(0), DATA_BITS_INFOMASK(1), DATA_BITS_INFOMASK(2),
-	DATA_BITS_INFOMASK(3), DATA_BITS_INFOMASK(4), DATA_BITS_INFOMASK(5),
-	DATA_BITS_INFOMASK(6), DATA_BITS_INFOMASK(7), DATA_BITS_INFOMASK(8),
-	DATA_BITS_INFOMASK(9), DATA_BITS_INFOMASK(10), DATA_BITS_INFOMASK(11),
-	DATA_BITS_INFOMASK(12), DATA_BITS_INFOMASK(13), DATA_BITS_INFOMASK(14),
-	DATA_BITS_INFOMASK(15),
-};
-
-static inline uint16
-info_infomask(uint16 info)
-{
-	StaticAssertStmt(FRACTAM_INFO_HASNULL == 1 << FRACTAM_INFO_DATA_SHIFT &&
-					 FRACTAM_INFO_VARWIDTH == 2 << FRACTAM_INFO_DATA_SHIFT &&
-					 FRACTAM_INFO_EXTERNAL == 4 << FRACTAM_INFO_DATA_SHIFT &&
-					 FRACTAM_INFO_UPDATED == 8 << FRACTAM_INFO_DATA_SHIFT,
-					 "the info word's data bits must be adjacent, in info_bits' order");
-	return data_bits_infomask[(info >> FRACTAM_INFO_DATA_SHIFT) & 0xF];
-}
-
 static inline Size
 form_header_size(uint8 form)
 {
@@ -245,7 +215,10 @@ fractam_decode_header(Relation rel, const char *item, HeapTupleHeader hdr)
 						  psprintf("Its header has unknown form %u.", form));
 	memset(hdr, 0, SizeofHeapTupleHeader);
 	hdr->t_infomask2 = info & FRACTAM_INFO_NATTS;
-	hdr->t_infomask = HEAP_XMAX_INVALID | info_infomask(info);
+	hdr->t_infomask = HEAP_XMAX_INVALID;
+	for (int i = 0; i < lengthof(info_bits); i++)
+		if (info & info_bits[i].info)
+			hdr->t_infomask |= info_bits[i].infomask;
 	if (form == FRACTAM_ITEM_COMPACT)
 	{
 		memcpy(&xmin, item + FRACTAM_COMPACT_XMIN_OFF, sizeof(xmin));
