@@ -130,5 +130,27 @@ SELECT :first_leaf_hinted < :last_leaf_cold AS first_leaf_needs_no_descent,
 SELECT v FROM lr WHERE id IN (5, 1990) ORDER BY id;
 DROP FUNCTION lr_buffers(int);
 DROP TABLE lr;
+
+-- An index scan keeps the table leaf it fetched from pinned until its next
+-- fetch leaves that leaf (as heap keeps its page), so a range of 300 rows
+-- pins each leaf once: shared-buffer hits count the leaves and the index
+-- pages, not the rows.
+CREATE TABLE lk (id int, v text) USING fractam;
+INSERT INTO lk SELECT g, repeat('k', 30) FROM generate_series(1, 5000) g;
+CREATE INDEX lk_id ON lk USING btree (id);
+VACUUM ANALYZE lk;
+CREATE FUNCTION lk_buffers() RETURNS int LANGUAGE plpgsql AS $$
+DECLARE
+	plan json;
+BEGIN
+	EXPLAIN (ANALYZE, BUFFERS, COSTS OFF, TIMING OFF, SUMMARY OFF, FORMAT JSON)
+		SELECT count(*), sum(length(v)) FROM lk WHERE id BETWEEN 1001 AND 1300 INTO plan;
+	RETURN (plan->0->'Plan'->>'Shared Hit Blocks')::int +
+		(plan->0->'Plan'->>'Shared Read Blocks')::int;
+END $$;
+SELECT count(*), sum(length(v)) FROM lk WHERE id BETWEEN 1001 AND 1300;
+SELECT lk_buffers() BETWEEN 2 AND 30 AS leaves_pinned_once;
+DROP FUNCTION lk_buffers();
+DROP TABLE lk;
 RESET enable_seqscan;
 RESET enable_bitmapscan;

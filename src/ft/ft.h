@@ -322,6 +322,8 @@ typedef struct FtItemRef
 	OffsetNumber off;
 	char	   *item;			/* in the shared page */
 	Size		len;
+	bool		borrowed;		/* the pin of buf is a hint's (kept_pin):
+								 * releasing the ref only unlocks */
 } FtItemRef;
 
 extern bool ft_item_find(FtTree *tree, const char *key, Size keylen,
@@ -333,6 +335,16 @@ extern bool ft_item_find(FtTree *tree, const char *key, Size keylen,
  * holds the leaf (one use per leaf per run, as heap's index fetches count
  * one per page), and the entry found, whose successor is tried before a
  * binary search.
+ *
+ * A run may also keep the leaf pinned between lookups (keep_pin, as heap's
+ * index fetches keep their heap page pinned): the next lookup in the same
+ * leaf then only locks it.  The owner must call ft_leaf_hint_release
+ * before it forgets the hint, in the same resource owner, and keep the
+ * hint where it is while it keeps a pin (ft_release_kept_pins finds it).
+ * A kept pin makes a VACUUM that needs the leaf's cleanup lock skip or wait
+ * for the leaf, so only trees whose VACUUM skips pinned leaves
+ * (FtTree.vacuum_skip_pinned) should keep one, and code about to wait for
+ * a transaction or heavyweight lock calls ft_release_kept_pins first.
  */
 typedef struct FtLeafHint
 {
@@ -340,11 +352,16 @@ typedef struct FtLeafHint
 	Buffer		recent;			/* or InvalidBuffer */
 	OffsetNumber off;			/* where the last key was found there, or
 								 * InvalidOffsetNumber */
+	bool		keep_pin;		/* keep the leaf found pinned in kept */
+	Buffer		kept;			/* pinned by the hint, or InvalidBuffer */
 } FtLeafHint;
 
 #define FT_NO_LEAF_HINT \
-	((FtLeafHint) {InvalidBlockNumber, InvalidBuffer, InvalidOffsetNumber})
+	((FtLeafHint) {InvalidBlockNumber, InvalidBuffer, InvalidOffsetNumber, \
+				   false, InvalidBuffer})
 
+extern void ft_leaf_hint_release(FtLeafHint *hint);
+extern void ft_release_kept_pins(void);
 extern bool ft_item_find_near(FtTree *tree, const char *key, Size keylen,
 							  int access, FtItemRef *ref, FtLeafHint *hint);
 extern void ft_item_patch(FtTree *tree, FtItemRef *ref, Size start,

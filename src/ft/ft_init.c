@@ -14,6 +14,7 @@ void
 ft_init(void)
 {
 	ft_routecache_init();
+	ft_item_init();
 	ft_oscache_init();
 	ft_compress_init();
 }

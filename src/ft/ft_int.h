@@ -170,6 +170,7 @@ typedef struct FtDescent
 
 /* ft_routecache.c, ft_oscache.c: called by ft_init */
 extern void ft_routecache_init(void);
+extern void ft_item_init(void);
 extern void ft_oscache_init(void);
 
 /* ft_buffer.c */

@@ -18,6 +18,7 @@
 #include "postgres.h"
 
 #include "ft/ft_int.h"
+#include "access/xact.h"
 #include "miscadmin.h"
 #include "wal/ft_xlog.h"
 
@@ -197,25 +198,29 @@ leaf_decides(FtTree *tree, Page page, const char *key, Size keylen,
 
 /*
  * Pin and lock leaf blkno (recent: the buffer it was last seen in, or
+ * InvalidBuffer; kept: a buffer the caller's hint holds pinned, or
  * InvalidBuffer) if it is a usable leaf that decides where key is; else
- * hold nothing and return InvalidBuffer.  The entry after the previous
- * lookup's (prev, InvalidOffsetNumber if none) is tried before a binary
- * search.  *right is set to the leaf's right sibling when the key lies
- * beyond its range, else to InvalidBlockNumber.
+ * hold nothing (but kept's pin) and return InvalidBuffer.  The entry after
+ * the previous lookup's (prev, InvalidOffsetNumber if none) is tried
+ * before a binary search.  *right is set to the leaf's right sibling when
+ * the key lies beyond its range, else to InvalidBlockNumber.  A buffer
+ * returned is pinned anew unless it is kept.
  */
 static Buffer
-try_leaf(FtTree *tree, BlockNumber blkno, Buffer recent, OffsetNumber prev,
-		 const char *key, Size keylen, int access, OffsetNumber *off,
-		 bool *found, BlockNumber *right)
+try_leaf(FtTree *tree, BlockNumber blkno, Buffer recent, Buffer kept,
+		 OffsetNumber prev, const char *key, Size keylen, int access,
+		 OffsetNumber *off, bool *found, BlockNumber *right)
 {
 	Buffer		buf;
 	Page		page;
 	bool		beyond;
 
 	*right = InvalidBlockNumber;
+	if (BufferIsValid(kept) && BufferGetBlockNumber(kept) == blkno)
+		buf = kept;
 	/* local buffers: ReadRecentBuffer mishandles them before 15.3 */
-	if (BufferIsValid(recent) && !RelationUsesLocalBuffers(tree->rel) &&
-		ReadRecentBuffer(tree->rel->rd_node, MAIN_FORKNUM, blkno, recent))
+	else if (BufferIsValid(recent) && !RelationUsesLocalBuffers(tree->rel) &&
+			 ReadRecentBuffer(tree->rel->rd_node, MAIN_FORKNUM, blkno, recent))
 		buf = recent;
 	else
 		buf = ReadBuffer(tree->rel, blkno);
@@ -244,18 +249,108 @@ try_leaf(FtTree *tree, BlockNumber blkno, Buffer recent, OffsetNumber prev,
 		if (beyond)
 			*right = FtPageGetOpaque(page)->ft_right;
 	}
-	UnlockReleaseBuffer(buf);
+	if (buf == kept)
+		LockBuffer(buf, BUFFER_LOCK_UNLOCK);
+	else
+		UnlockReleaseBuffer(buf);
 	return InvalidBuffer;
+}
+
+/*
+ * The hints of this backend that keep a pin (FtLeafHint.keep_pin), so that
+ * ft_release_kept_pins can drop every such pin before the backend waits
+ * for a transaction or a heavyweight lock: a pin kept across a wait (a
+ * scan below a row lock that waits for the row's locker) would make an
+ * aggressive VACUUM that needs the leaf's cleanup lock wait for that
+ * transaction too, where the deadlock detector cannot see it.  A hint
+ * whose run goes on after the wait pins its leaf again.  A hint the list
+ * has no room for keeps no pin.  An abort forgets the list without
+ * touching it (the hints' memory may be gone; the resource owners release
+ * their pins), so a pin kept by a hint of an outer level then stays until
+ * its owner releases it.
+ */
+#define MAX_KEPT_HINTS 8
+
+static FtLeafHint *kept_hints[MAX_KEPT_HINTS];
+static int	nkept_hints = 0;
+
+static bool
+register_kept(FtLeafHint *hint)
+{
+	if (nkept_hints == MAX_KEPT_HINTS)
+		return false;
+	kept_hints[nkept_hints++] = hint;
+	return true;
+}
+
+static void
+unregister_kept(FtLeafHint *hint)
+{
+	for (int i = 0; i < nkept_hints; i++)
+		if (kept_hints[i] == hint)
+		{
+			kept_hints[i] = kept_hints[--nkept_hints];
+			return;
+		}
+}
+
+/* Drop the pin a hint keeps (FtLeafHint.keep_pin), if any */
+void
+ft_leaf_hint_release(FtLeafHint *hint)
+{
+	if (BufferIsValid(hint->kept))
+	{
+		ReleaseBuffer(hint->kept);
+		unregister_kept(hint);
+	}
+	hint->kept = InvalidBuffer;
+}
+
+/* Drop every pin a hint keeps: the backend is about to wait */
+void
+ft_release_kept_pins(void)
+{
+	while (nkept_hints > 0)
+	{
+		FtLeafHint *hint = kept_hints[--nkept_hints];
+
+		Assert(BufferIsValid(hint->kept));
+		ReleaseBuffer(hint->kept);
+		hint->kept = InvalidBuffer;
+	}
+}
+
+static void
+kept_hints_xact_end(XactEvent event, void *arg)
+{
+	nkept_hints = 0;
+}
+
+static void
+kept_hints_subxact_end(SubXactEvent event, SubTransactionId mySubid,
+					   SubTransactionId parentSubid, void *arg)
+{
+	if (event == SUBXACT_EVENT_ABORT_SUB)
+		nkept_hints = 0;
+}
+
+void
+ft_item_init(void)
+{
+	RegisterXactCallback(kept_hints_xact_end, NULL);
+	RegisterSubXactCallback(kept_hints_subxact_end, NULL);
 }
 
 /*
  * ft_item_find for a run of nearby keys (an index scan's row ids): *hint is
  * the leaf the previous call ended in (see FtLeafHint), which is tried
  * before a descent and usually holds the next key too, and its right
- * sibling when the run has gone past it; it is updated.  No pin is kept
- * between calls (a kept pin would make VACUUM's cleanup locks wait for the
- * caller), so the leaf is checked to still be a live leaf whose range
- * holds the key.  A leaf still in the buffer the hint names is pinned
+ * sibling when the run has gone past it; it is updated.  Unless the hint
+ * keeps a pin (keep_pin), none is kept between calls; with or without one,
+ * the leaf may have changed since (split, emptied, deleted, reused: a pin
+ * does not stop writers, only cleanup locks), so it is checked to still be
+ * a live leaf whose range holds the key.  A leaf still in the buffer the
+ * hint names is pinned
  * there without counting a use: the calls of a run read the same leaf
  * dozens of times, and counting each (up to the maximum usage count)
  * would make every leaf a range scan passed look hot, so the clock sweep
@@ -271,19 +366,21 @@ ft_item_find_near(FtTree *tree, const char *key, Size keylen, int access,
 	Buffer		buf = InvalidBuffer;
 	Page		page;
 	bool		found;
+	bool		descended = false;
 	OffsetNumber off;
 
 	if (hint->blkno != InvalidBlockNumber)
 	{
 		BlockNumber right;
 
-		buf = try_leaf(tree, hint->blkno, hint->recent, hint->off, key,
-					   keylen, access, &off, &found, &right);
+		buf = try_leaf(tree, hint->blkno, hint->recent, hint->kept,
+					   hint->off, key, keylen, access, &off, &found, &right);
 		/* one step right costs less than a descent */
 		if (!BufferIsValid(buf) && right != InvalidBlockNumber)
 		{
-			buf = try_leaf(tree, right, InvalidBuffer, InvalidOffsetNumber,
-						   key, keylen, access, &off, &found, &right);
+			buf = try_leaf(tree, right, InvalidBuffer, hint->kept,
+						   InvalidOffsetNumber, key, keylen, access, &off,
+						   &found, &right);
 			if (BufferIsValid(buf))
 				hint->blkno = BufferGetBlockNumber(buf);
 		}
@@ -291,6 +388,7 @@ ft_item_find_near(FtTree *tree, const char *key, Size keylen, int access,
 	if (!BufferIsValid(buf))
 	{
 		buf = descend_to_leaf(tree, key, keylen, access);
+		descended = true;
 		hint->blkno = BufferGetBlockNumber(buf);
 		off = ft_leaf_lower_bound(tree, BufferGetPage(buf), key, keylen,
 								  &found);
@@ -298,9 +396,22 @@ ft_item_find_near(FtTree *tree, const char *key, Size keylen, int access,
 	page = BufferGetPage(buf);
 	hint->recent = buf;
 	hint->off = found ? off : InvalidOffsetNumber;
+	/* the hint keeps the leaf's pin: drop the one it kept before */
+	if (hint->keep_pin && buf != hint->kept)
+	{
+		ft_leaf_hint_release(hint);
+		if (register_kept(hint))
+			hint->kept = buf;
+	}
+	else if (hint->keep_pin && descended)
+		ReleaseBuffer(buf);		/* the descent pinned the kept leaf again */
+	ref->borrowed = (buf == hint->kept);
 	if (!found)
 	{
-		UnlockReleaseBuffer(buf);
+		if (ref->borrowed)
+			LockBuffer(buf, BUFFER_LOCK_UNLOCK);
+		else
+			UnlockReleaseBuffer(buf);
 		ref->buf = InvalidBuffer;
 		return false;
 	}
@@ -411,8 +522,13 @@ ft_item_transform(FtTree *tree, FtItemRef *ref, int id)
 void
 ft_item_release(FtItemRef *ref)
 {
-	if (BufferIsValid(ref->buf))
+	if (!BufferIsValid(ref->buf))
+		;
+	else if (ref->borrowed)
+		LockBuffer(ref->buf, BUFFER_LOCK_UNLOCK);
+	else
 		UnlockReleaseBuffer(ref->buf);
+	ref->borrowed = false;
 	ref->buf = InvalidBuffer;
 	ref->item = NULL;
 }

@@ -467,6 +467,7 @@ fractam_insert(Relation index, Datum *values, bool *isnull,
 			LWLockRelease(lock);
 			forget_dead(&uc);
 			unique_stats.waited++;
+			ft_release_kept_pins(); /* nor a table scan's pin */
 			if (uc.spectoken)
 				SpeculativeInsertionWait(uc.xwait, uc.spectoken);
 			else

@@ -270,6 +270,13 @@ typedef struct FractamTableOptions
 #define FRACTAM_TABLE_DEFAULT_FANOUT	16
 
 /* Per-relation state of a backend (table_storage.c: not in rd_amcache) */
+/* A leaf hint (table_storage.c, leaf_hint_slot): a leaf, and its buffer */
+typedef struct FractamLeafHintSlot
+{
+	BlockNumber blkno;			/* InvalidBlockNumber: none */
+	Buffer		buf;			/* where it was last found, or InvalidBuffer */
+} FractamLeafHintSlot;
+
 typedef struct FractamTableCache
 {
 	RelFileNode node;			/* the relation file it belongs to */
@@ -280,7 +287,7 @@ typedef struct FractamTableCache
 	FtRowId		end_rowid;
 	int			holding;		/* its slot in this backend's holdings
 								 * (table_rowid_reuse.c), or -1 */
-	BlockNumber *leafhints;		/* or NULL: see leaf_hint_slot */
+	FractamLeafHintSlot *leafhints; /* or NULL: see leaf_hint_slot */
 	uint32		nleafhints;		/* a power of 2 */
 	int8		compact_forms;	/* -1 unknown; else may the tree hold
 								 * compact and settled versions (format

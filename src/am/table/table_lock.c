@@ -63,7 +63,10 @@ acquire_tuplock(Relation rel, ItemPointer tid, LockTupleMode mode,
 	if (*have)
 		return true;
 	if (policy == LockWaitBlock)
+	{
+		ft_release_kept_pins(); /* never wait holding a scan's pin */
 		LockTuple(rel, tid, tuplock_mode[mode]);
+	}
 	else if (!ConditionalLockTuple(rel, tid, tuplock_mode[mode]))
 		return not_acquired(rel, policy);
 	*have = true;
@@ -92,7 +95,10 @@ wait_for(Relation rel, ItemPointer tid, TransactionId *xids, int nxids,
 	for (i = 0; i < nxids; i++)
 	{
 		if (policy == LockWaitBlock)
+		{
+			ft_release_kept_pins();
 			XactLockTableWait(xids[i], rel, tid, oper);
+		}
 		else if (!ConditionalXactLockTableWait(xids[i]))
 			return not_acquired(rel, policy);
 	}

@@ -556,8 +556,18 @@ fractam_parallelscan_initialize(Relation rel, ParallelTableScanDesc pscan)
 typedef struct FractamIndexFetchData
 {
 	IndexFetchTableData xs_base;
-	FtLeafHint	leaf_hint;		/* the leaf the last fetch ended in */
+	FtLeafHint	leaf_hint;		/* the leaf the last fetch ended in, kept
+								 * pinned as heap keeps its page (table
+								 * VACUUM skips pinned leaves) */
 } FractamIndexFetchData;
+
+static void
+index_fetch_forget(FractamIndexFetchData *fetch)
+{
+	ft_leaf_hint_release(&fetch->leaf_hint);
+	fetch->leaf_hint = FT_NO_LEAF_HINT;
+	fetch->leaf_hint.keep_pin = true;
+}
 
 struct IndexFetchTableData *
 fractam_index_fetch_begin(Relation rel)
@@ -566,18 +576,20 @@ fractam_index_fetch_begin(Relation rel)
 
 	fetch->xs_base.rel = rel;
 	fetch->leaf_hint = FT_NO_LEAF_HINT;
+	fetch->leaf_hint.keep_pin = true;
 	return &fetch->xs_base;
 }
 
 void
 fractam_index_fetch_reset(struct IndexFetchTableData *data)
 {
-	((FractamIndexFetchData *) data)->leaf_hint = FT_NO_LEAF_HINT;
+	index_fetch_forget((FractamIndexFetchData *) data);
 }
 
 void
 fractam_index_fetch_end(struct IndexFetchTableData *data)
 {
+	index_fetch_forget((FractamIndexFetchData *) data);
 	pfree(data);
 }
 

@@ -101,7 +101,7 @@ free_leaf_hints(FractamTableCache *cache)
 	if (cache->leafhints)
 	{
 		pfree(cache->leafhints);
-		leafhint_bytes -= cache->nleafhints * sizeof(BlockNumber);
+		leafhint_bytes -= cache->nleafhints * sizeof(FractamLeafHintSlot);
 	}
 	cache->leafhints = NULL;
 	cache->nleafhints = 0;
@@ -297,22 +297,23 @@ fractam_table_tree(Relation rel, FtTree *tree)
 
 /*
  * Leaf hints: the leaf where this backend last found a row id of each run
- * of 2^LEAF_HINT_SHIFT row ids, tried before a descent (ft_item_find_near
- * checks that the page is still a leaf whose range holds the row id, so a
- * stale hint only costs a look at one page).  An index scan in random
- * order then reads one page of the table per row, as heap does, instead
- * of a root-to-leaf descent.  Direct mapped and sized to the row ids
- * seen, up to LEAF_HINT_MAX entries (4 MB, 32M row ids) per table and
- * LEAF_HINT_BUDGET bytes per backend (a session touching many large
- * partitions stops growing hints); the table's file never shrinks (a new
- * file resets the cache), so a hint never points past its end.  NULL: no
- * hint.
+ * of 2^LEAF_HINT_SHIFT row ids, and the buffer it was in then (pinned
+ * again with ReadRecentBuffer, without a buffer-table lookup), tried before
+ * a descent (ft_item_find_near checks that the page is still a leaf whose
+ * range holds the row id, so a stale hint only costs a look at one page).
+ * An index scan in random order then reads one page of the table per row,
+ * as heap does, instead of a root-to-leaf descent.  Direct mapped and sized
+ * to the row ids seen, up to LEAF_HINT_MAX entries (8 MB, 32M row ids) per
+ * table and LEAF_HINT_BUDGET bytes per backend (a session touching many
+ * large partitions stops growing hints); the table's file never shrinks (a
+ * new file resets the cache), so a hint never points past its end.  NULL:
+ * no hint.
  */
 #define LEAF_HINT_SHIFT 5
 #define LEAF_HINT_MAX	(1 << 20)
-#define LEAF_HINT_BUDGET (16 * 1024 * 1024)
+#define LEAF_HINT_BUDGET (32 * 1024 * 1024)
 
-static BlockNumber *
+static FractamLeafHintSlot *
 leaf_hint_slot(FractamTableCache *cache, FtRowId rowid)
 {
 	uint64		run = rowid >> LEAF_HINT_SHIFT;
@@ -321,26 +322,29 @@ leaf_hint_slot(FractamTableCache *cache, FtRowId rowid)
 	{
 		uint32		n = Max(cache->nleafhints, 64);
 		Size		grow;
-		BlockNumber *hints;
+		FractamLeafHintSlot *hints;
 
 		while (n <= run && n < LEAF_HINT_MAX)
 			n *= 2;
-		grow = (n - cache->nleafhints) * sizeof(BlockNumber);
+		grow = (n - cache->nleafhints) * sizeof(FractamLeafHintSlot);
 		if (leafhint_bytes + grow <= LEAF_HINT_BUDGET)
 		{
 			/* allocate first: an error here leaves the old hints intact */
 			hints = MemoryContextAlloc(TopMemoryContext,
-									   n * sizeof(BlockNumber));
-			/* all bits set: InvalidBlockNumber */
-			memset(hints, 0xFF, n * sizeof(BlockNumber));
+									   n * sizeof(FractamLeafHintSlot));
 			/* keep the hints so far (those of runs that wrapped are stale) */
 			if (cache->leafhints)
 				memcpy(hints, cache->leafhints,
-					   cache->nleafhints * sizeof(BlockNumber));
+					   cache->nleafhints * sizeof(FractamLeafHintSlot));
+			for (uint32 i = cache->nleafhints; i < n; i++)
+			{
+				hints[i].blkno = InvalidBlockNumber;
+				hints[i].buf = InvalidBuffer;
+			}
 			free_leaf_hints(cache);
 			cache->leafhints = hints;
 			cache->nleafhints = n;
-			leafhint_bytes += n * sizeof(BlockNumber);
+			leafhint_bytes += n * sizeof(FractamLeafHintSlot);
 		}
 	}
 	if (cache->leafhints == NULL)
@@ -387,12 +391,16 @@ note_leaf_range(FtTree *tree, const char *lo, Size lolen, const char *hi,
 	endrun = Min(endrun, run + LEAF_RANGE_RUNS - 1);
 	for (; run <= endrun; run++)
 	{
-		BlockNumber *slot = leaf_hint_slot(cache,
-										   run << LEAF_HINT_SHIFT);
+		FractamLeafHintSlot *slot = leaf_hint_slot(cache,
+												   run << LEAF_HINT_SHIFT);
 
 		if (slot == NULL)
 			break;
-		*slot = leaf;
+		if (slot->blkno != leaf)
+		{
+			slot->blkno = leaf;
+			slot->buf = InvalidBuffer;
+		}
 	}
 }
 
@@ -700,13 +708,13 @@ find_version_near(FtTree *tree, FtRowId rowid, int access, FtItemRef *ref,
 {
 	char		key[FRACTAM_ROWID_SIZE];
 	FractamTableCache *cache = (FractamTableCache *) tree->owner;
-	BlockNumber *slot = cache ? leaf_hint_slot(cache, rowid) : NULL;
+	FractamLeafHintSlot *slot = cache ? leaf_hint_slot(cache, rowid) : NULL;
 	bool		found;
 
-	if (slot && *slot != InvalidBlockNumber && *slot != hint->blkno)
+	if (slot && slot->blkno != InvalidBlockNumber && slot->blkno != hint->blkno)
 	{
-		hint->blkno = *slot;
-		hint->recent = InvalidBuffer;
+		hint->blkno = slot->blkno;
+		hint->recent = slot->buf;
 		hint->off = InvalidOffsetNumber;
 	}
 	fractam_rowid_key(rowid, key);
@@ -721,7 +729,10 @@ find_version_near(FtTree *tree, FtRowId rowid, int access, FtItemRef *ref,
 	}
 	/* looked up again: nothing in between frees hints, but stay safe */
 	if (cache && (slot = leaf_hint_slot(cache, rowid)) != NULL)
-		*slot = hint->blkno;
+	{
+		slot->blkno = hint->blkno;
+		slot->buf = hint->recent;
+	}
 	if (!found)
 		return false;
 	if (fractam_item_is_deadset(ref->item, ref->len))
