@@ -74,3 +74,34 @@ VACUUM FULL near_end;
 SELECT count(*), min(ctid), max(ctid) FROM near_end;
 INSERT INTO near_end VALUES (0);
 DROP TABLE near_end;
+
+-- The size in TID blocks follows the last row id stored, which planning
+-- reads from the rightmost leaf it last found (one page per query): right
+-- as that leaf splits and new leaves take the right edge, and after the
+-- last rows are deleted and vacuumed away.
+SET fractam.debug_table_first_rowid = 40000000;
+CREATE TABLE edge (id int, v text) USING fractam WITH (autovacuum_enabled = off);
+RESET fractam.debug_table_first_rowid;
+-- (ANALYZE sets relpages from the table AM's size, the planner's source;
+-- pg_relation_size reads the file)
+CREATE FUNCTION edge_blocks(OUT tid_blocks bigint, OUT last_block bigint)
+LANGUAGE plpgsql AS $$
+BEGIN
+	ANALYZE edge;
+	SELECT relpages INTO tid_blocks FROM pg_class WHERE relname = 'edge';
+	SELECT max((ctid::text::point)[0])::bigint + 1 INTO last_block FROM edge;
+END $$;
+INSERT INTO edge SELECT g, 'e' FROM generate_series(1, 10) g;
+SELECT tid_blocks = last_block AS same, tid_blocks FROM edge_blocks();
+INSERT INTO edge SELECT g, repeat('e', 40) FROM generate_series(11, 6000) g;
+SELECT tid_blocks = last_block AS same, tid_blocks FROM edge_blocks();
+INSERT INTO edge SELECT g, repeat('f', 40) FROM generate_series(6001, 9000) g;
+SELECT tid_blocks = last_block AS same, tid_blocks FROM edge_blocks();
+SELECT tid_blocks AS before_delete FROM edge_blocks() \gset
+DELETE FROM edge WHERE id > 3000;
+VACUUM edge;
+SELECT tid_blocks = last_block AS same, tid_blocks < :before_delete AS shrank
+FROM edge_blocks();
+SELECT fractam_verify('edge');
+DROP TABLE edge;
+DROP FUNCTION edge_blocks();

@@ -361,6 +361,8 @@ typedef struct FtLeafHint
 				   false, InvalidBuffer})
 
 extern void ft_leaf_hint_release(FtLeafHint *hint);
+extern bool ft_item_last(FtTree *tree, const char *maxkey, Size maxkeylen,
+						 FtLeafHint *hint, char **item, Size *len);
 extern void ft_release_kept_pins(void);
 extern bool ft_item_find_near(FtTree *tree, const char *key, Size keylen,
 							  int access, FtItemRef *ref, FtLeafHint *hint);

@@ -423,6 +423,67 @@ ft_item_find_near(FtTree *tree, const char *key, Size keylen, int access,
 }
 
 /*
+ * The last item of an unbuffered tree (whose rightmost leaf's last item is
+ * its greatest), as a palloc'd copy, read from the rightmost leaf alone:
+ * the leaf *hint names (its blkno and recent buffer, as a previous call
+ * set them) if that is still the rightmost leaf, else the leaf a descent
+ * towards maxkey (greater than every key) ends in.  Returns false, with
+ * nothing copied, if that leaf is empty or compressed; the caller then
+ * scans backwards.  Planning asks for this on every query of a table (its
+ * size in TID blocks), so it must cost one page, not a descent and copies.
+ */
+bool
+ft_item_last(FtTree *tree, const char *maxkey, Size maxkeylen,
+			 FtLeafHint *hint, char **item, Size *len)
+{
+	Buffer		buf = InvalidBuffer;
+	Page		page;
+	bool		found = false;
+
+	Assert(!hint->keep_pin);
+	if (hint->blkno != InvalidBlockNumber)
+	{
+		if (BufferIsValid(hint->recent) &&
+			!RelationUsesLocalBuffers(tree->rel) &&
+			ReadRecentBuffer(tree->rel->rd_node, MAIN_FORKNUM, hint->blkno,
+							 hint->recent))
+			buf = hint->recent;
+		else
+			buf = ReadBuffer(tree->rel, hint->blkno);
+		LockBuffer(buf, BUFFER_LOCK_SHARE);
+		page = BufferGetPage(buf);
+		if (!usable_leaf(page) || !FtPageIsRightmost(FtPageGetOpaque(page)))
+		{
+			UnlockReleaseBuffer(buf);
+			buf = InvalidBuffer;
+		}
+	}
+	/*
+	 * Not descend_to_leaf: this descent (planning's) tells no leaf ranges
+	 * (leaf_range_hook), so that it leaves the hints of the row lookups as
+	 * their own descents set them, and it takes a compressed leaf too.
+	 */
+	if (!BufferIsValid(buf))
+		buf = ft_descend_to_leaf(tree, maxkey, maxkeylen, BUFFER_LOCK_SHARE);
+	page = BufferGetPage(buf);
+	hint->blkno = BufferGetBlockNumber(buf);
+	hint->recent = buf;
+	if (usable_leaf(page))
+	{
+		Size		l;
+		char	   *last = ft_page_item(page, PageGetMaxOffsetNumber(page), &l);
+
+		Assert(FtPageIsRightmost(FtPageGetOpaque(page)));
+		*item = palloc(l);
+		memcpy(*item, last, l);
+		*len = l;
+		found = true;
+	}
+	UnlockReleaseBuffer(buf);
+	return found;
+}
+
+/*
  * Overwrite len bytes at start of the found item (its leaf locked
  * exclusively) with bytes, and log it.
  */

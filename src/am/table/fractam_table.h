@@ -288,6 +288,8 @@ typedef struct FractamTableCache
 	int			holding;		/* its slot in this backend's holdings
 								 * (table_rowid_reuse.c), or -1 */
 	FractamLeafHintSlot *leafhints; /* or NULL: see leaf_hint_slot */
+	FtLeafHint	lastleaf;		/* the rightmost leaf, as edge_rowid last
+								 * found it */
 	uint32		nleafhints;		/* a power of 2 */
 	int8		compact_forms;	/* -1 unknown; else may the tree hold
 								 * compact and settled versions (format

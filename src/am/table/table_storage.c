@@ -116,6 +116,7 @@ reset_cache(FractamTableCache *cache, RelFileNode node)
 	fractam_rowids_release(cache);
 	memset(cache, 0, sizeof(FractamTableCache));
 	cache->node = node;
+	cache->lastleaf = FT_NO_LEAF_HINT;
 	cache->compact_forms = -1;
 	cache->holding = -1;
 }
@@ -546,6 +547,25 @@ edge_rowid(Relation rel, bool forward, FtRowId *rowid)
 	bool		found;
 
 	fractam_table_tree(rel, &tree);
+	if (!forward)
+	{
+		FractamTableCache *cache = (FractamTableCache *) tree.owner;
+		char		maxkey[FRACTAM_ROWID_SIZE];
+		char	   *last;
+
+		/* the rightmost leaf's last version, unless it is a dead set */
+		fractam_rowid_key(FRACTAM_ROWID_MASK, maxkey);
+		if (ft_item_last(&tree, maxkey, sizeof(maxkey), &cache->lastleaf,
+						 &last, &len))
+		{
+			found = !fractam_item_is_deadset(last, len);
+			if (found)
+				*rowid = fractam_item_rowid(last);
+			pfree(last);
+			if (found)
+				return true;
+		}
+	}
 	scan = ft_scan_begin(&tree);
 	ft_scan_set_keep_pins(scan, false);
 	ft_scan_seek(scan, NULL, 0, forward);
@@ -923,7 +943,9 @@ fractam_relation_size(Relation rel, ForkNumber forkNumber)
 	 */
 	if (ft_searching_free_pages())
 		return size;
-	if ((forkNumber == MAIN_FORKNUM || forkNumber == InvalidForkNumber) &&
+	/* (the main fork's own size answers for it: one lseek per plan, not two) */
+	if (forkNumber == MAIN_FORKNUM ? size > 0 :
+		forkNumber == InvalidForkNumber &&
 		smgrnblocks(RelationGetSmgr(rel), MAIN_FORKNUM) > 0)
 	{
 		uint64		pseudo = (fractam_rowid_end(rel) + FRACTAM_ROWS_PER_BLOCK - 1) /
