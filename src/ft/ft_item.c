@@ -20,6 +20,7 @@
 #include "ft/ft_int.h"
 #include "access/xact.h"
 #include "miscadmin.h"
+#include "utils/resowner.h"
 #include "wal/ft_xlog.h"
 
 /*
@@ -258,65 +259,96 @@ try_leaf(FtTree *tree, BlockNumber blkno, Buffer recent, Buffer kept,
 
 /*
  * The hints of this backend that keep a pin (FtLeafHint.keep_pin), so that
- * ft_release_kept_pins can drop every such pin before the backend waits
- * for a transaction or a heavyweight lock: a pin kept across a wait (a
- * scan below a row lock that waits for the row's locker) would make an
+ * ft_release_kept_pins can drop such pins before the backend waits for a
+ * transaction or a heavyweight lock: a pin kept across a wait (a scan
+ * below a row lock that waits for the row's locker) would make an
  * aggressive VACUUM that needs the leaf's cleanup lock wait for that
  * transaction too, where the deadlock detector cannot see it.  A hint
- * whose run goes on after the wait pins its leaf again.  A hint the list
- * has no room for keeps no pin.  An abort forgets the list without
- * touching it (the hints' memory may be gone; the resource owners release
- * their pins), so a pin kept by a hint of an outer level then stays until
- * its owner releases it.
+ * whose run goes on after the wait pins its leaf again.  Each pin belongs
+ * to the resource owner that was current when it was taken (a cursor's
+ * portal has its own): only pins of the current owner can be released
+ * here, so those of other owners (a cursor fetched earlier, the query of a
+ * PL/pgSQL loop) stay, as heap's scans keep theirs.  A hint the list has
+ * no room for keeps no pin.  An abort forgets the list without touching
+ * it (the hints' memory may be gone; the resource owners release their
+ * pins), so a pin kept by a hint of an outer level then stays until its
+ * owner releases it.
  */
 #define MAX_KEPT_HINTS 8
 
-static FtLeafHint *kept_hints[MAX_KEPT_HINTS];
+typedef struct KeptHint
+{
+	FtLeafHint *hint;
+	ResourceOwner owner;		/* of the pin */
+} KeptHint;
+
+static KeptHint kept_hints[MAX_KEPT_HINTS];
 static int	nkept_hints = 0;
+
+static int
+find_kept(FtLeafHint *hint)
+{
+	for (int i = 0; i < nkept_hints; i++)
+		if (kept_hints[i].hint == hint)
+			return i;
+	return -1;
+}
 
 static bool
 register_kept(FtLeafHint *hint)
 {
 	if (nkept_hints == MAX_KEPT_HINTS)
 		return false;
-	kept_hints[nkept_hints++] = hint;
+	kept_hints[nkept_hints].hint = hint;
+	kept_hints[nkept_hints].owner = CurrentResourceOwner;
+	nkept_hints++;
 	return true;
 }
 
 static void
-unregister_kept(FtLeafHint *hint)
+forget_kept(int i)
 {
-	for (int i = 0; i < nkept_hints; i++)
-		if (kept_hints[i] == hint)
-		{
-			kept_hints[i] = kept_hints[--nkept_hints];
-			return;
-		}
+	kept_hints[i] = kept_hints[--nkept_hints];
 }
 
-/* Drop the pin a hint keeps (FtLeafHint.keep_pin), if any */
+/*
+ * Drop the pin a hint keeps (FtLeafHint.keep_pin), if any.  The hint's
+ * owner calls this in the resource owner that took the pin.
+ */
 void
 ft_leaf_hint_release(FtLeafHint *hint)
 {
 	if (BufferIsValid(hint->kept))
 	{
+		int			i = find_kept(hint);
+
+		Assert(i < 0 || kept_hints[i].owner == CurrentResourceOwner);
 		ReleaseBuffer(hint->kept);
-		unregister_kept(hint);
+		if (i >= 0)
+			forget_kept(i);
 	}
 	hint->kept = InvalidBuffer;
 }
 
-/* Drop every pin a hint keeps: the backend is about to wait */
+/* Drop the current resource owner's kept pins: the backend is about to wait */
 void
 ft_release_kept_pins(void)
 {
-	while (nkept_hints > 0)
-	{
-		FtLeafHint *hint = kept_hints[--nkept_hints];
+	int			i = 0;
 
+	while (i < nkept_hints)
+	{
+		FtLeafHint *hint = kept_hints[i].hint;
+
+		if (kept_hints[i].owner != CurrentResourceOwner)
+		{
+			i++;
+			continue;
+		}
 		Assert(BufferIsValid(hint->kept));
 		ReleaseBuffer(hint->kept);
 		hint->kept = InvalidBuffer;
+		forget_kept(i);
 	}
 }
 
