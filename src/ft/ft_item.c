@@ -198,6 +198,21 @@ leaf_decides(FtTree *tree, Page page, const char *key, Size keylen,
 }
 
 /*
+ * Pin block blkno of the tree: through recent (the buffer it was last seen
+ * in, or InvalidBuffer) without a buffer-table lookup while that buffer
+ * still holds it, else through a normal read.
+ */
+static Buffer
+pin_hinted(FtTree *tree, BlockNumber blkno, Buffer recent)
+{
+	/* local buffers: ReadRecentBuffer mishandles them before 15.3 */
+	if (BufferIsValid(recent) && !RelationUsesLocalBuffers(tree->rel) &&
+		ReadRecentBuffer(tree->rel->rd_node, MAIN_FORKNUM, blkno, recent))
+		return recent;
+	return ReadBuffer(tree->rel, blkno);
+}
+
+/*
  * Pin and lock leaf blkno (recent: the buffer it was last seen in, or
  * InvalidBuffer; kept: a buffer the caller's hint holds pinned, or
  * InvalidBuffer) if it is a usable leaf that decides where key is; else
@@ -219,12 +234,8 @@ try_leaf(FtTree *tree, BlockNumber blkno, Buffer recent, Buffer kept,
 	*right = InvalidBlockNumber;
 	if (BufferIsValid(kept) && BufferGetBlockNumber(kept) == blkno)
 		buf = kept;
-	/* local buffers: ReadRecentBuffer mishandles them before 15.3 */
-	else if (BufferIsValid(recent) && !RelationUsesLocalBuffers(tree->rel) &&
-			 ReadRecentBuffer(tree->rel->rd_node, MAIN_FORKNUM, blkno, recent))
-		buf = recent;
 	else
-		buf = ReadBuffer(tree->rel, blkno);
+		buf = pin_hinted(tree, blkno, recent);
 	page = BufferGetPage(buf);
 	LockBuffer(buf, access);
 	if (usable_leaf(page))
@@ -475,13 +486,7 @@ ft_item_last(FtTree *tree, const char *maxkey, Size maxkeylen,
 	Assert(!hint->keep_pin);
 	if (hint->blkno != InvalidBlockNumber)
 	{
-		if (BufferIsValid(hint->recent) &&
-			!RelationUsesLocalBuffers(tree->rel) &&
-			ReadRecentBuffer(tree->rel->rd_node, MAIN_FORKNUM, hint->blkno,
-							 hint->recent))
-			buf = hint->recent;
-		else
-			buf = ReadBuffer(tree->rel, hint->blkno);
+		buf = pin_hinted(tree, hint->blkno, hint->recent);
 		LockBuffer(buf, BUFFER_LOCK_SHARE);
 		page = BufferGetPage(buf);
 		if (!usable_leaf(page) || !FtPageIsRightmost(FtPageGetOpaque(page)))
@@ -615,12 +620,13 @@ ft_item_transform(FtTree *tree, FtItemRef *ref, int id)
 void
 ft_item_release(FtItemRef *ref)
 {
-	if (!BufferIsValid(ref->buf))
-		;
-	else if (ref->borrowed)
-		LockBuffer(ref->buf, BUFFER_LOCK_UNLOCK);
-	else
-		UnlockReleaseBuffer(ref->buf);
+	if (BufferIsValid(ref->buf))
+	{
+		if (ref->borrowed)
+			LockBuffer(ref->buf, BUFFER_LOCK_UNLOCK);	/* the hint's pin */
+		else
+			UnlockReleaseBuffer(ref->buf);
+	}
 	ref->borrowed = false;
 	ref->buf = InvalidBuffer;
 	ref->item = NULL;
