@@ -312,6 +312,10 @@ extern void ft_delete_offsets(FtTree *tree, Buffer buf, OffsetNumber *dead,
 
 /* ft_prune.c */
 extern bool ft_prune_leaf(FtTree *tree, Buffer lbuf, Size need);
+extern bool ft_prune_run(FtTree *tree, char **old, Size *oldlens, int nold,
+						 bool rightmost, FtLeafPrune *pr, char ***items,
+						 Size **lens, int *n, Size *freed, Size *added);
+extern void ft_prune_free(FtLeafPrune *pr);
 extern void ft_prune_forget(void);
 
 /* ft_split.c */

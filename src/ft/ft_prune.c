@@ -73,8 +73,8 @@ remember_failed(Relation rel, Buffer lbuf, Page page)
 }
 
 /* Free what the hook allocated */
-static void
-free_prune(FtLeafPrune *pr)
+void
+ft_prune_free(FtLeafPrune *pr)
 {
 	for (int i = 0; i < pr->nnew; i++)
 		pfree(pr->newitems[i]);
@@ -84,6 +84,75 @@ free_prune(FtLeafPrune *pr)
 		pfree(pr->newlens);
 	if (pr->dead)
 		pfree(pr->dead);
+	memset(pr, 0, sizeof(FtLeafPrune));
+}
+
+/*
+ * Let the owner prune old[0..nold) (ascending items of one key range, which
+ * it must not change): false if it changes nothing.  Else *items and *lens
+ * (palloc'd) are the items after the prune, n of them, kept ones by
+ * address and new ones the hook's (valid until ft_prune_free(pr)), and
+ * *freed and *added the page space the dropped and the new items take.
+ */
+bool
+ft_prune_run(FtTree *tree, char **old, Size *oldlens, int nold,
+			   bool rightmost, FtLeafPrune *pr, char ***itemsp, Size **lensp,
+			   int *np, Size *freed, Size *added)
+{
+	char	  **items;
+	Size	   *lens;
+	int			n = 0;
+	int			d = 0;
+	int			k = 0;
+	int			i;
+
+	memset(pr, 0, sizeof(FtLeafPrune));
+	pr->horizon = InvalidFullTransactionId;
+	*freed = 0;
+	*added = 0;
+	if (tree->leaf_prune_hook == NULL ||
+		!tree->leaf_prune_hook(tree, old, oldlens, nold, rightmost, pr) ||
+		pr->ndead == 0)
+	{
+		ft_prune_free(pr);
+		return false;
+	}
+
+	/* the items after the change: kept ones (by address) and new */
+	items = palloc((nold + pr->nnew) * sizeof(char *));
+	lens = palloc((nold + pr->nnew) * sizeof(Size));
+	for (i = 0; i < nold; i++)
+	{
+		if (d < pr->ndead && pr->dead[d] == i)
+		{
+			*freed += ft_item_space(oldlens[i]);
+			d++;
+			continue;
+		}
+		while (k < pr->nnew &&
+			   ft_cmp(tree, pr->newitems[k], pr->newlens[k], old[i],
+					  oldlens[i]) < 0)
+		{
+			items[n] = pr->newitems[k];
+			lens[n++] = pr->newlens[k];
+			*added += ft_item_space(pr->newlens[k]);
+			k++;
+		}
+		items[n] = old[i];
+		lens[n++] = oldlens[i];
+	}
+	for (; k < pr->nnew; k++)
+	{
+		items[n] = pr->newitems[k];
+		lens[n++] = pr->newlens[k];
+		*added += ft_item_space(pr->newlens[k]);
+	}
+	if (d != pr->ndead)
+		elog(ERROR, "fractam: a prune named items that are not on the leaf");
+	*itemsp = items;
+	*lensp = lens;
+	*np = n;
+	return true;
 }
 
 /*
@@ -111,8 +180,6 @@ ft_prune_leaf(FtTree *tree, Buffer lbuf, Size need)
 	Size		deltalen;
 	char	   *delta;
 	int			n = 0;
-	int			d = 0;
-	int			k = 0;
 	int			i;
 	bool		ok;
 
@@ -126,50 +193,14 @@ ft_prune_leaf(FtTree *tree, Buffer lbuf, Size need)
 	oldlens = palloc(nold * sizeof(Size));
 	for (i = 0; i < nold; i++)
 		old[i] = ft_page_item(page, first + i, &oldlens[i]);
-	memset(&pr, 0, sizeof(pr));
-	pr.horizon = InvalidFullTransactionId;
-	if (!tree->leaf_prune_hook(tree, old, oldlens, nold,
-							   FtPageIsRightmost(opaque), &pr) ||
-		pr.ndead == 0)
+	if (!ft_prune_run(tree, old, oldlens, nold, FtPageIsRightmost(opaque),
+						&pr, &items, &lens, &n, &freed, &added))
 	{
 		remember_failed(tree->rel, lbuf, page);
-		free_prune(&pr);
 		pfree(old);
 		pfree(oldlens);
 		return false;
 	}
-
-	/* the leaf's items after the change: kept ones (by address) and new */
-	items = palloc((nold + pr.nnew) * sizeof(char *));
-	lens = palloc((nold + pr.nnew) * sizeof(Size));
-	for (i = 0; i < nold; i++)
-	{
-		if (d < pr.ndead && pr.dead[d] == i)
-		{
-			freed += ft_item_space(oldlens[i]);
-			d++;
-			continue;
-		}
-		while (k < pr.nnew &&
-			   ft_cmp(tree, pr.newitems[k], pr.newlens[k], old[i],
-					  oldlens[i]) < 0)
-		{
-			items[n] = pr.newitems[k];
-			lens[n++] = pr.newlens[k];
-			added += ft_item_space(pr.newlens[k]);
-			k++;
-		}
-		items[n] = old[i];
-		lens[n++] = oldlens[i];
-	}
-	for (; k < pr.nnew; k++)
-	{
-		items[n] = pr.newitems[k];
-		lens[n++] = pr.newlens[k];
-		added += ft_item_space(pr.newlens[k]);
-	}
-	if (d != pr.ndead)
-		elog(ERROR, "fractam: a prune named items that are not on the leaf");
 
 	ok = PageGetExactFreeSpace(page) + freed >=
 		added + need + FT_PRUNE_MIN_FREE;
@@ -192,7 +223,7 @@ ft_prune_leaf(FtTree *tree, Buffer lbuf, Size need)
 	else
 		remember_failed(tree->rel, lbuf, page);
 
-	free_prune(&pr);
+	ft_prune_free(&pr);
 	pfree(items);
 	pfree(lens);
 	pfree(old);
