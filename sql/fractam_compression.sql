@@ -15,7 +15,7 @@ CREATE INDEX cz_bad ON cz USING fractam (k) WITH (compression = 'gzip');
 CREATE INDEX cz_bad ON cz USING fractam (k) WITH (compression = 'lz4', compression_level = 13);
 CREATE INDEX cz_bad ON cz USING fractam (k) WITH (compression = 'zstd', compression_level = 23);
 CREATE INDEX cz_bad ON cz USING fractam (k) WITH (compression_level = 3);
-CREATE TABLE cz_t (a int) USING fractam WITH (compression = 'zstd');
+CREATE TABLE cz_t (a int) USING fractam WITH (compression = 'brotli');
 CREATE INDEX cz_k_z ON cz USING fractam (k, id) WITH (compression = 'zstd', fanout = 4);
 CREATE INDEX cz_t_l ON cz USING fractam (t, id) WITH (compression = 'lz4', compression_level = 9, fanout = 4);
 CREATE UNIQUE INDEX cz_id_z ON cz USING fractam (id) WITH (compression = 'zstd');

@@ -37,6 +37,9 @@ my $am = $ENV{FRACTAM_CRASH_TABLE_AM} // 'heap';
 diag("tables USING $am");
 my $compression = $ENV{FRACTAM_COMPRESSION} // 'none';
 diag("index compression $compression");
+# FRACTAM_TABLE_COMPRESSION=lz4|zstd: fractam tables WITH (compression),
+# whose leaves VACUUM compresses
+my ($using, $table_compression) = ft_table_using($am);
 my $nclients = 4;
 my $rounds = $ENV{FRACTAM_CRASH_ROUNDS} // 3;
 my $batch = 200;
@@ -52,16 +55,16 @@ $node->start;
 
 $node->safe_psql('postgres', qq{
 	CREATE EXTENSION fractam;
-	CREATE TABLE ct (id bigint, k int, t text, c int) USING $am;
+	CREATE TABLE ct (id bigint, k int, t text, c int) USING $using;
 	CREATE UNIQUE INDEX ct_id ON ct USING fractam (id) WITH (fanout = 8);
 	CREATE INDEX ct_k ON ct USING fractam (k) WITH (fanout = 4);
 	CREATE INDEX ct_t ON ct USING fractam (t) WITH (fanout = 3);
 	CREATE INDEX ct_kt ON ct USING fractam (c, k DESC);
-	CREATE UNLOGGED TABLE ul (id bigint, v int) USING $am;
+	CREATE UNLOGGED TABLE ul (id bigint, v int) USING $using;
 	CREATE INDEX ul_id ON ul USING fractam (id) WITH (fanout = 4);
 	CREATE TABLE acked (c int PRIMARY KEY, b int);
-	CREATE TABLE hotc (c int, n int) USING $am;
-	CREATE TABLE fq (id bigint, c int) USING $am;
+	CREATE TABLE hotc (c int, n int) USING $using;
+	CREATE TABLE fq (id bigint, c int) USING $using;
 	CREATE INDEX fq_id ON fq USING fractam (id);
 	CREATE UNIQUE INDEX hotc_c ON hotc USING fractam (c);
 });
@@ -293,13 +296,15 @@ for my $round (1 .. $rounds)
 cmp_ok($queue_reused, '>', 0, "queue rows took row ids VACUUM gave back ($queue_reused)")
   if $am eq 'fractam';
 
-# compressed runs: the indexes really hold compressed leaves
+# compressed runs: the tables and indexes really hold compressed leaves
+if ($table_compression ne 'none')
+{
+	my $n = ft_compressed_leaves($node, 'r');
+	cmp_ok($n, '>', 0, "tables $table_compression: $n compressed leaves");
+}
 if ($compression ne 'none')
 {
-	my $n = $node->safe_psql('postgres', q{
-		SELECT sum(s.compressed_leaf_pages) FROM pg_class c
-		JOIN pg_am a ON a.oid = c.relam, LATERAL fractam_stats(c.oid) s
-		WHERE a.amname = 'fractam_index' AND c.relkind = 'i'});
+	my $n = ft_compressed_leaves($node, 'i');
 	cmp_ok($n, '>', 0, "$compression: $n compressed leaves");
 }
 

@@ -29,6 +29,9 @@ diag("tables USING $am");
 # (t/022_compressed_standby.pl)
 my $compression = $ENV{FRACTAM_COMPRESSION} // 'none';
 diag("index compression $compression");
+# FRACTAM_TABLE_COMPRESSION=lz4|zstd: fractam tables WITH (compression),
+# whose leaves VACUUM compresses
+my ($using, $table_compression) = ft_table_using($am);
 my $seed = $ENV{FRACTAM_TEST_SEED} // 20240612;
 srand($seed);
 diag("seed $seed");
@@ -46,7 +49,7 @@ $primary->start;
 # created before the base backup: the standby gets these pages by copy
 $primary->safe_psql('postgres', qq{
 	CREATE EXTENSION fractam;
-	CREATE TABLE st (id bigint, k int, t text) USING $am;
+	CREATE TABLE st (id bigint, k int, t text) USING $using;
 	CREATE UNIQUE INDEX st_id ON st USING fractam (id) WITH (fanout = 8);
 	CREATE INDEX st_k ON st USING fractam (k) WITH (fanout = 4);
 	INSERT INTO st SELECT i, (i * 7919) % 100003, md5(i::text) FROM generate_series(1, 20000) i;
@@ -64,7 +67,7 @@ $standby->start;
 # created after: the standby builds these by replaying WAL
 $primary->safe_psql('postgres', qq{
 	CREATE INDEX st_t ON st USING fractam (t) WITH (fanout = 3);
-	CREATE TABLE st2 (id int, v text) USING $am;
+	CREATE TABLE st2 (id int, v text) USING $using;
 	INSERT INTO st2 SELECT i, 'v' || i FROM generate_series(1, 5000) i;
 	CREATE INDEX st2_v ON st2 USING fractam (v);
 	CREATE INDEX st2_id ON st2 USING fractam (id DESC) INCLUDE (v);
@@ -228,6 +231,14 @@ my @bad = ft_verify_all($standby);
 is(join("\n", @bad), '', 'fractam_verify passes on the standby');
 @bad = ft_verify_all($primary);
 is(join("\n", @bad), '', 'fractam_verify passes on the primary');
+if ($am eq 'fractam')
+{
+	for my $n ($standby, $primary)
+	{
+		is($n->safe_psql('postgres', "SELECT fractam_verify('st'), fractam_verify('st2')"),
+			'|', $n->name . ': fractam_verify passes on the tables');
+	}
+}
 
 # promotion: the standby becomes a primary and takes writes
 $standby->promote;
@@ -248,13 +259,15 @@ for my $chk (['st_id', 'id', '0'], ['st_kt', 'k', '0'], ['st_t', 't', "''"])
 is(join("\n", @bad), '', 'fractam_verify passes on the promoted standby');
 is(join("\n", ft_log_problems($standby)), '', 'promoted standby log: no PANIC or crash');
 
-# compressed runs: the indexes really hold compressed leaves
+# compressed runs: the tables and indexes really hold compressed leaves
+if ($table_compression ne 'none')
+{
+	my $n = ft_compressed_leaves($standby, 'r');
+	cmp_ok($n, '>', 0, "tables $table_compression: $n compressed leaves");
+}
 if ($compression ne 'none')
 {
-	my $n = $standby->safe_psql('postgres', q{
-		SELECT sum(s.compressed_leaf_pages) FROM pg_class c
-		JOIN pg_am a ON a.oid = c.relam, LATERAL fractam_stats(c.oid) s
-		WHERE a.amname = 'fractam_index' AND c.relkind = 'i'});
+	my $n = ft_compressed_leaves($standby, 'i');
 	cmp_ok($n, '>', 0, "$compression: $n compressed leaves");
 }
 

@@ -20,10 +20,12 @@ $node->safe_psql('postgres', 'CREATE DATABASE src');
 $node->safe_psql('src', q{
 	CREATE EXTENSION fractam;
 	CREATE TABLE plain (id int PRIMARY KEY, v text) USING fractam
-	  WITH (fanout = 8, autovacuum_enabled = false);
+	  WITH (fanout = 8, autovacuum_enabled = false, compression = 'zstd',
+	        compression_level = 3);
 	CREATE INDEX plain_v ON plain USING fractam (v);
 	INSERT INTO plain SELECT g, md5(g::text) FROM generate_series(1, 5000) g;
 	DELETE FROM plain WHERE id % 7 = 0;
+	VACUUM plain;
 	CREATE TABLE events (id int, day date) PARTITION BY RANGE (day) USING fractam;
 	CREATE TABLE events_d1 PARTITION OF events
 	  FOR VALUES FROM ('2026-01-01') TO ('2026-01-02');
@@ -46,8 +48,10 @@ for my $rel ('plain', 'events_d1')
 }
 is($node->safe_psql('dst', "$am_of 'plain_v'"), 'fractam_index', 'its fractam index too');
 is($node->safe_psql('dst', "SELECT reloptions FROM pg_class WHERE relname = 'plain'"),
-	'{autovacuum_enabled=false,fanout=8}',
+	'{autovacuum_enabled=false,fanout=8,compression=zstd,compression_level=3}',
 	'the table\'s fractam and heap storage parameters are restored');
+cmp_ok($node->safe_psql('src', "SELECT compressed_leaf_pages FROM fractam_stats('plain')"),
+	'>', 0, 'the source table has compressed leaves');
 for my $q ('SELECT count(*), sum(id), md5(string_agg(v, \',\' ORDER BY id)) FROM plain',
 	'SELECT count(*), sum(id) FROM events')
 {

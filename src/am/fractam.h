@@ -18,6 +18,10 @@ extern int	fractam_utility_depth(void);
 /* executor_hook.c */
 extern void fractam_install_executor_hook(void);
 
+/* index/index_handler.c: the compression options of indexes and tables */
+extern void fractam_validate_compression(const char *value);
+extern void fractam_check_compression_level(int codec, int level);
+
 /*
  * A 32-bit xid near the present (a removal horizon: not older than the
  * oldest xid still stored) as a full one, for XLOG_FT_REUSE records.

@@ -164,6 +164,10 @@ typedef struct FtTree
 								 * compressed (FT_CODEC_NONE: not at all);
 								 * leaves already written keep theirs */
 	int			codec_level;	/* the codec's level */
+	uint16		frame_chgcap;	/* bytes of change area a compressed leaf
+								 * reserves for changes of its entries in
+								 * place (a table's: FT_FRAME_TABLE_CHGCAP;
+								 * 0: entries never change in place) */
 
 	/*
 	 * Or NULL.  A buffer ring that leaves go through (ft_getleaf,
@@ -267,6 +271,7 @@ typedef struct FtVacuumResult
 	BlockNumber num_pages;
 	BlockNumber pages_deleted;	/* pages this pass deleted */
 	BlockNumber leaves_skipped; /* ranges the skip callback let go */
+	BlockNumber leaves_compressed;	/* compressed leaves made of others */
 } FtVacuumResult;
 
 /* ft_init.c: at library load (_PG_init) */
@@ -319,8 +324,10 @@ extern bool ft_searching_free_pages(void);
 typedef struct FtItemRef
 {
 	Buffer		buf;			/* its leaf, locked */
-	OffsetNumber off;
-	char	   *item;			/* in the shared page */
+	OffsetNumber off;			/* in view */
+	Page		view;			/* the shared page, or for a compressed
+								 * leaf its decoded page (ft_leaf_view) */
+	char	   *item;			/* in view */
 	Size		len;
 	bool		borrowed;		/* the pin of buf is a hint's (kept_pin):
 								 * releasing the ref only unlocks */
@@ -466,6 +473,7 @@ extern FtUniqueResult ft_insert_unique(FtTree *tree, const char *item,
 									   FtUniquePruneFn prune, void *checkarg);
 extern bool ft_replace(FtTree *tree, const char *item, Size len,
 					   FtUniqueCheckFn check, void *checkarg);
+extern void ft_rewrite_leaf_of(FtTree *tree, const char *item, Size len);
 
 /* ft_scan.c */
 typedef struct FtScanData *FtScan;

@@ -59,8 +59,21 @@ static ViewSlot *slots = NULL;
 static int	nsets = 0;
 static uint64 tick = 0;
 
-/* a decoded leaf outside the cache (cache disabled), and scratch space */
-static char *spare_view = NULL;
+/*
+ * Decoded leaves that an item reference (FtItemRef) points into: never
+ * evicted or reused while so, since the reference's holder keeps reading
+ * and may patch it (ft_item.c).  At most a few at a time.
+ */
+#define MAX_PROTECTED_VIEWS 4
+static char *protected_views[MAX_PROTECTED_VIEWS];
+static int	nprotected = 0;
+
+/*
+ * Decoded leaves outside the cache (cache disabled, or every way of a set
+ * protected), one more than can be protected; and scratch space.
+ */
+#define NSPARE_VIEWS (MAX_PROTECTED_VIEWS + 1)
+static char *spare_views[NSPARE_VIEWS];
 static char *raw_buf = NULL;
 static char *comp_buf = NULL;
 static Size comp_cap = 0;
@@ -83,6 +96,54 @@ scratch(char **p, Size size)
 	return *p;
 }
 
+static bool
+is_protected(const char *view)
+{
+	for (int i = 0; i < nprotected; i++)
+		if (protected_views[i] == view)
+			return true;
+	return false;
+}
+
+/* a decoded leaf outside the cache that no reference points into */
+static char *
+spare_view(void)
+{
+	for (int i = 0; i < NSPARE_VIEWS; i++)
+		if (!is_protected(spare_views[i]) || spare_views[i] == NULL)
+			return scratch(&spare_views[i], FT_VIEW_SIZE);
+	elog(ERROR, "fractam: no decoded leaf left to decode into");
+	return NULL;				/* keep compiler quiet */
+}
+
+/* An item reference points into decoded leaf view from now on */
+void
+ft_leaf_view_protect(Page view)
+{
+	if (nprotected >= MAX_PROTECTED_VIEWS)
+		elog(ERROR, "fractam: too many references into decoded leaves");
+	protected_views[nprotected++] = (char *) view;
+}
+
+/* ... no longer (one reference: view may stay protected by another) */
+void
+ft_leaf_view_unprotect(Page view)
+{
+	for (int i = nprotected - 1; i >= 0; i--)
+		if (protected_views[i] == (char *) view)
+		{
+			protected_views[i] = protected_views[--nprotected];
+			return;
+		}
+}
+
+/* An abort: the references are gone with the buffer locks they needed */
+void
+ft_leaf_view_unprotect_all(void)
+{
+	nprotected = 0;
+}
+
 /* A stamp no frame of this cluster carried before */
 static uint64
 new_stamp(void)
@@ -103,6 +164,8 @@ frame_crc(FtCodecId codec, const FtFrameHeader *hdr, const char *data)
 	COMP_CRC32C(crc, &hdr->rawlen, sizeof(hdr->rawlen));
 	COMP_CRC32C(crc, &hdr->complen, sizeof(hdr->complen));
 	COMP_CRC32C(crc, &hdr->nitems, sizeof(hdr->nitems));
+	if (hdr->chgcap > 0)
+		COMP_CRC32C(crc, &hdr->chgcap, sizeof(hdr->chgcap));
 	COMP_CRC32C(crc, data, hdr->complen);
 	FIN_CRC32C(crc);
 	return crc;
@@ -135,11 +198,12 @@ encode_frame(FtTree *tree, char **items, Size *lens, int n, Size hikeyspace,
 	char	   *raw = scratch(&raw_buf, FT_VIEW_SIZE);
 	FtFrameHeader hdr;
 	Size		dead = FtFrameDeadBytes(n);
+	Size		chgcap = tree->frame_chgcap;
 	Size		cap;
 
 	*need = 0;
 	if (n <= 0 || n > FT_FRAME_MAX_ITEMS ||
-		items_space(items, lens, n) + hikeyspace > FT_VIEW_CAPACITY)
+		items_space(items, lens, n) + hikeyspace > FtFrameCapacity(tree))
 		return 0;
 	room = MAXALIGN_DOWN(FT_LEAF_CAPACITY - hikeyspace - sizeof(ItemIdData));
 
@@ -159,16 +223,16 @@ encode_frame(FtTree *tree, char **items, Size *lens, int n, Size hikeyspace,
 	{
 		comp_cap = FT_FRAME_HDRSZ + FtFrameDeadBytes(FT_FRAME_MAX_ITEMS) +
 			Max(ft_codec_bound(FT_CODEC_LZ4, FT_VIEW_SIZE),
-				ft_codec_bound(FT_CODEC_ZSTD, FT_VIEW_SIZE));
+				ft_codec_bound(FT_CODEC_ZSTD, FT_VIEW_SIZE)) + PG_UINT16_MAX;
 		comp_buf = MemoryContextAlloc(TopMemoryContext, comp_cap);
 	}
-	cap = comp_cap - FT_FRAME_HDRSZ - dead;
+	cap = comp_cap - FT_FRAME_HDRSZ - dead - chgcap;
 	complen = ft_codec_compress(tree->codec, tree->codec_level, raw, rawlen,
 								comp_buf + FT_FRAME_HDRSZ + dead, cap);
 	if (complen == 0)
 		elog(ERROR, "fractam: %s failed to compress %zu bytes",
 			 ft_codec_name(tree->codec), rawlen);
-	*need = FT_FRAME_HDRSZ + dead + complen;
+	*need = FT_FRAME_HDRSZ + dead + complen + chgcap;
 	if (*need > room)
 		return 0;
 
@@ -177,9 +241,12 @@ encode_frame(FtTree *tree, char **items, Size *lens, int n, Size hikeyspace,
 	hdr.complen = (uint32) complen;
 	hdr.nitems = (uint16) n;
 	hdr.ndead = 0;
+	hdr.chgcap = (uint16) chgcap;
+	hdr.chglen = 0;
 	hdr.crc = frame_crc(tree->codec, &hdr, comp_buf + FT_FRAME_HDRSZ + dead);
 	memset(comp_buf, 0, FT_FRAME_HDRSZ + dead);
 	memcpy(comp_buf, &hdr, sizeof(hdr));
+	memset(comp_buf + FT_FRAME_HDRSZ + dead + complen, 0, chgcap);
 	return *need;
 }
 
@@ -305,7 +372,7 @@ ft_cut_compressed(FtTree *tree, char **items, Size *lens, int n,
 				  Size last_hikey_space, int *starts, int maxpages, bool even)
 {
 	int			np = cut_compressed_pass(tree, items, lens, n, last_hikey_space,
-										 starts, maxpages, FT_VIEW_CAPACITY);
+										 starts, maxpages, FtFrameCapacity(tree));
 
 	if (even && np > 1)
 	{
@@ -317,7 +384,8 @@ ft_cut_compressed(FtTree *tree, char **items, Size *lens, int n,
 		for (int i = 0; i < n; i++)
 			total += ft_item_space(lens[i]);
 		/* a share of the items, with a margin for the high keys */
-		cap = Min(total / np + total / (np * 16) + BLCKSZ / 16, FT_VIEW_CAPACITY);
+		cap = Min(total / np + total / (np * 16) + BLCKSZ / 16,
+				  FtFrameCapacity(tree));
 		na = cut_compressed_pass(tree, items, lens, n, last_hikey_space, alt,
 								 maxpages, cap);
 		/* keep the balanced cut unless it needs more pages */
@@ -382,9 +450,10 @@ frame_of(FtTree *tree, BlockNumber blkno, Page page, FtFrameHeader *hdr)
 	frame = PageGetItem(page, iid);
 	memcpy(hdr, frame, sizeof(FtFrameHeader));
 	if (hdr->nitems == 0 || hdr->nitems > FT_FRAME_MAX_ITEMS ||
-		hdr->ndead >= hdr->nitems || hdr->reserved != 0 ||
+		hdr->ndead >= hdr->nitems || hdr->chglen > hdr->chgcap ||
 		hdr->rawlen > FT_VIEW_SIZE ||
-		(Size) FT_FRAME_HDRSZ + FtFrameDeadBytes(hdr->nitems) + hdr->complen != len)
+		(Size) FT_FRAME_HDRSZ + FtFrameDeadBytes(hdr->nitems) + hdr->complen +
+		hdr->chgcap != len)
 		corrupt(tree, blkno, "The frame's header is inconsistent.");
 	if (ft_frame_deadcrc((const FtFrameHeader *) frame) != hdr->deadcrc)
 		corrupt(tree, blkno, "The frame's dead bits fail their checksum.");
@@ -394,6 +463,65 @@ frame_of(FtTree *tree, BlockNumber blkno, Page page, FtFrameHeader *hdr)
 	if (ndead != hdr->ndead)
 		corrupt(tree, blkno, "The frame's dead bits do not match its count.");
 	return frame;
+}
+
+/* the entries of the frame being decoded, in raw_buf or change_cxt */
+static char *entry_ptr[FT_FRAME_MAX_ITEMS];
+static Size entry_len[FT_FRAME_MAX_ITEMS];
+
+/* where decoding keeps entries that changes replaced */
+static MemoryContext change_cxt = NULL;
+
+/*
+ * Apply the change area of frame to the decoded entries (entry_ptr,
+ * entry_len), in the order the changes happened.
+ */
+static void
+apply_changes(FtTree *tree, BlockNumber blkno, const FtFrameHeader *frame)
+{
+	const char *area = FtFrameChanges(frame);
+	Size		pos = 0;
+	MemoryContext old;
+
+	if (change_cxt == NULL)
+		change_cxt = AllocSetContextCreate(TopMemoryContext,
+										   "fractam frame changes",
+										   ALLOCSET_DEFAULT_SIZES);
+	MemoryContextReset(change_cxt);
+	old = MemoryContextSwitchTo(change_cxt);
+	while (pos < frame->chglen)
+	{
+		FtFrameChange c;
+
+		if (pos + FT_CHANGE_HDRSZ > frame->chglen)
+			corrupt(tree, blkno, "The frame's change area ends early.");
+		memcpy(&c, area + pos, FT_CHANGE_HDRSZ);
+		pos += FT_CHANGE_HDRSZ;
+		if (c.count == 0 || (int) c.first + c.count > frame->nitems ||
+			pos + c.len > frame->chglen ||
+			(c.kind != FT_CHANGE_PATCH && c.kind != FT_CHANGE_TRANSFORM))
+			corrupt(tree, blkno, "A change of the frame's entries is invalid.");
+		for (int i = c.first; i < c.first + c.count; i++)
+		{
+			if (c.kind == FT_CHANGE_PATCH)
+			{
+				if ((Size) c.start + c.len > entry_len[i])
+					corrupt(tree, blkno, "A change of the frame's entries does not fit its entry.");
+				/* entries live in raw_buf or change_cxt: both are ours */
+				memcpy(entry_ptr[i] + c.start, area + pos, c.len);
+			}
+			else
+			{
+				Size		newlen;
+
+				entry_ptr[i] = ft_item_transformed(c.transform, entry_ptr[i],
+												   entry_len[i], &newlen);
+				entry_len[i] = newlen;
+			}
+		}
+		pos += c.len;
+	}
+	MemoryContextSwitchTo(old);
 }
 
 /* decode compressed leaf page into view (FT_VIEW_SIZE bytes) */
@@ -457,12 +585,17 @@ decode_leaf(FtTree *tree, BlockNumber blkno, Page page, char *view)
 		pos += sizeof(uint16);
 		if (len == 0 || len > hdr.rawlen - pos)
 			corrupt(tree, blkno, "A decompressed entry has an invalid length.");
-		if (!FtFrameIsDead((const FtFrameHeader *) frame, i))
-			VIEW_ADD(raw + pos, len);
+		entry_ptr[i] = raw + pos;
+		entry_len[i] = len;
 		pos += len;
 	}
 	if (pos != hdr.rawlen)
 		corrupt(tree, blkno, "The decompressed entries do not fill the frame.");
+	if (hdr.chglen > 0)
+		apply_changes(tree, blkno, (const FtFrameHeader *) frame);
+	for (int i = 0; i < hdr.nitems; i++)
+		if (!FtFrameIsDead((const FtFrameHeader *) frame, i))
+			VIEW_ADD(entry_ptr[i], entry_len[i]);
 #undef VIEW_ADD
 }
 
@@ -542,7 +675,7 @@ ft_leaf_view(FtTree *tree, Buffer buf)
 	cache_setup();
 	if (nsets == 0)
 	{
-		char	   *view = scratch(&spare_view, FT_VIEW_SIZE);
+		char	   *view = spare_view();
 
 		decode_leaf(tree, blkno, page, view);
 		return (Page) view;
@@ -551,7 +684,7 @@ ft_leaf_view(FtTree *tree, Buffer buf)
 	node = tree->rel->rd_node;
 	h = hash_bytes_uint32((uint32) node.relNode ^ (blkno * 0x9E3779B1U));
 	set = &slots[(h % nsets) * CACHE_WAYS];
-	victim = &set[0];
+	victim = NULL;
 	for (int w = 0; w < CACHE_WAYS; w++)
 	{
 		ViewSlot   *s = &set[w];
@@ -573,8 +706,18 @@ ft_leaf_view(FtTree *tree, Buffer buf)
 			s->used = ++tick;
 			return (Page) s->view;
 		}
-		if (s->used < victim->used)
+		if ((victim == NULL || s->used < victim->used) &&
+			!is_protected(s->view))
 			victim = s;
+	}
+
+	/* every way is referenced: outside the cache */
+	if (victim == NULL)
+	{
+		char	   *view = spare_view();
+
+		decode_leaf(tree, blkno, page, view);
+		return (Page) view;
 	}
 
 	/* decode into the least recently used way of the set */
@@ -617,6 +760,321 @@ bool
 ft_leaf_is_compressed(Page page)
 {
 	return FtPageIsCompressed(FtPageGetOpaque(page));
+}
+
+/* the frame index of the entry at offset off of a decoded leaf */
+static int
+frame_index_of(const FtFrameHeader *frame, OffsetNumber first,
+			   OffsetNumber off)
+{
+	int			live = 0;
+
+	for (int i = 0; i < frame->nitems; i++)
+	{
+		if (FtFrameIsDead(frame, i))
+			continue;
+		if (first + live == off)
+			return i;
+		live++;
+	}
+	return -1;
+}
+
+/* the cache slot holding view, decoded from block blkno, or NULL */
+static ViewSlot *
+slot_of_view(FtTree *tree, BlockNumber blkno, Page view)
+{
+	RelFileNode node = tree->rel->rd_node;
+	uint32		h;
+	ViewSlot   *set;
+
+	if (nsets == 0 || slots == NULL)
+		return NULL;
+	h = hash_bytes_uint32((uint32) node.relNode ^ (blkno * 0x9E3779B1U));
+	set = &slots[(h % nsets) * CACHE_WAYS];
+	for (int w = 0; w < CACHE_WAYS; w++)
+		if (set[w].used != 0 && set[w].view == (char *) view)
+			return &set[w];
+	return NULL;
+}
+
+/* the bytes a decoded leaf's live items would take decoded afresh */
+static Size
+view_items_space(Page view)
+{
+	OffsetNumber maxoff = PageGetMaxOffsetNumber(view);
+	Size		total = 0;
+
+	for (OffsetNumber off = FirstOffsetNumber; off <= maxoff; off++)
+		total += ft_item_space(ItemIdGetLength(PageGetItemId(view, off)));
+	return total;
+}
+
+/*
+ * Does compressed leaf buf (locked) have room for a locked change of an
+ * entry in place (FT_FRAME_CHANGE_ROOM in its change area)?  True for a
+ * leaf that is not compressed.
+ */
+bool
+ft_leaf_has_change_room(FtTree *tree, Buffer buf)
+{
+	Page		page = BufferGetPage(buf);
+	FtFrameHeader hdr;
+
+	if (!FtPageIsCompressed(FtPageGetOpaque(page)))
+		return true;
+	(void) frame_of(tree, BufferGetBlockNumber(buf), page, &hdr);
+	return (Size) hdr.chglen + FT_FRAME_CHANGE_ROOM <= hdr.chgcap;
+}
+
+/* the most changes one patch of an entry becomes (ft_leaf_change_entry) */
+#define MAX_PATCH_PIECES 8
+
+/*
+ * Change the entry at offset off of compressed leaf buf (locked
+ * exclusively; view is what ft_leaf_view gave for it): with transform > 0
+ * replace it by that transform, else overwrite len bytes at start with
+ * bytes.  The change goes into the frame's change area, logged with a
+ * small record (XLOG_FT_FRAME_DEAD with xl_ft_frame_change), and into view
+ * too, which stays the leaf's decoded page.  A patch is recorded as the
+ * pieces of it that differ from the entry (split where two or more bytes
+ * stay as they are): a DELETE rewrites a row's whole header but changes
+ * its xmax, command id and flags, the same for every row it deletes, so
+ * that the pieces of the next row extend those of the last (one change
+ * each per leaf), where the whole patch, which holds each row's own TID,
+ * would take a change per row.  *viewp is where the caller finds the entry
+ * from now on (the offset does not change).  False, with nothing changed,
+ * if the change area or a decoded page has no room for it: the caller then
+ * rewrites the leaf uncompressed.
+ */
+bool
+ft_leaf_change_entry(FtTree *tree, Buffer buf, Page *viewp, OffsetNumber off,
+					 int transform, Size start, const char *bytes, Size len)
+{
+	Page		page = BufferGetPage(buf);
+	Page		view = *viewp;
+	BlockNumber blkno = BufferGetBlockNumber(buf);
+	FtFrameHeader hdr;
+	FtFrameHeader *frame;
+	FtFrameChange chgs[MAX_PATCH_PIECES];
+	const char *chgbytes[MAX_PATCH_PIECES];
+	int			nchg = 0;
+	ItemId		vid = PageGetItemId(view, off);
+	char	   *item = (char *) view + ItemIdGetOffset(vid);
+	Size		itemlen = ItemIdGetLength(vid);
+	char	   *newitem = NULL;
+	Size		newlen = itemlen;
+	int			idx;
+	uint64		stamp;
+	ViewSlot   *slot;
+	ItemId		fid;
+	Size		framelen;
+	char	   *trial;
+
+	Assert(FtPageIsCompressed(FtPageGetOpaque(page)));
+	frame = (FtFrameHeader *) frame_of(tree, blkno, page, &hdr);
+	idx = frame_index_of(frame, FtFirstDataOffset(FtPageGetOpaque(view)), off);
+	if (idx < 0)
+		elog(ERROR, "fractam: block %u of \"%s\" has no entry at decoded offset %u",
+			 blkno, RelationGetRelationName(tree->rel), off);
+
+	if (transform > 0)
+	{
+		memset(&chgs[0], 0, sizeof(FtFrameChange));
+		chgs[0].first = (uint16) idx;
+		chgs[0].count = 1;
+		chgs[0].kind = FT_CHANGE_TRANSFORM;
+		chgs[0].transform = (uint8) transform;
+		chgbytes[0] = NULL;
+		nchg = 1;
+		newitem = ft_item_transformed(transform, item, itemlen, &newlen);
+		/* the leaf must still decode into one decoded page */
+		if (view_items_space(view) - ft_item_space(itemlen) +
+			ft_item_space(newlen) > FT_VIEW_CAPACITY)
+		{
+			pfree(newitem);
+			return false;
+		}
+	}
+	else
+	{
+		Size		i = 0;
+
+		Assert(len > 0 && start + len <= itemlen);
+		while (i < len)
+		{
+			Size		j;
+			Size		same;
+
+			if (bytes[i] == item[start + i])
+			{
+				i++;
+				continue;
+			}
+			/* a piece ends where two bytes in a row stay */
+			j = i + 1;
+			same = 0;
+			while (j < len && same < 2)
+			{
+				same = (bytes[j] == item[start + j]) ? same + 1 : 0;
+				j++;
+			}
+			j -= same;
+			if (nchg == MAX_PATCH_PIECES)
+			{
+				/* many small pieces: the rest as one */
+				nchg--;
+				i = chgs[nchg].start - start;
+				j = len;
+				while (j > i && bytes[j - 1] == item[start + j - 1])
+					j--;
+			}
+			memset(&chgs[nchg], 0, sizeof(FtFrameChange));
+			chgs[nchg].first = (uint16) idx;
+			chgs[nchg].count = 1;
+			chgs[nchg].kind = FT_CHANGE_PATCH;
+			chgs[nchg].start = (uint16) (start + i);
+			chgs[nchg].len = (uint16) (j - i);
+			chgbytes[nchg] = bytes + i;
+			nchg++;
+			i = j;
+		}
+		if (nchg == 0)
+			return true;		/* the entry already holds these bytes */
+	}
+
+
+	/*
+	 * Do they fit?  Try them on a copy of the frame first; pieces that do
+	 * not, as one (fewer change headers: what FT_FRAME_CHANGE_ROOM counts).
+	 */
+	fid = PageGetItemId(page, FtFirstDataOffset(FtPageGetOpaque(page)));
+	framelen = ItemIdGetLength(fid);
+	trial = palloc(framelen);
+	for (;;)
+	{
+		bool		fits = true;
+
+		memcpy(trial, frame, framelen);
+		for (int c = 0; c < nchg && fits; c++)
+			fits = ft_frame_add_change((FtFrameHeader *) trial, 0, &chgs[c],
+									   chgbytes[c], false);
+		if (fits)
+			break;
+		if (nchg <= 1)
+		{
+			pfree(trial);
+			if (newitem)
+				pfree(newitem);
+			return false;
+		}
+		chgs[0].len = chgs[nchg - 1].start + chgs[nchg - 1].len - chgs[0].start;
+		nchg = 1;
+	}
+	pfree(trial);
+
+	stamp = new_stamp();
+	START_CRIT_SECTION();
+	for (int c = 0; c < nchg; c++)
+		if (!ft_frame_add_change(frame, stamp, &chgs[c], chgbytes[c], false))
+			elog(PANIC, "fractam: a checked change does not fit its frame");
+	MarkBufferDirty(buf);
+	ftxlog_frame_change(tree->rel, buf, stamp, chgs, chgbytes, nchg);
+	END_CRIT_SECTION();
+
+	/* the decoded page follows, where it can; else it is decoded again */
+	slot = slot_of_view(tree, blkno, view);
+	if (transform == 0)
+		memcpy(item + start, bytes, len);
+	else
+	{
+		PageHeader	vh = (PageHeader) view;
+
+		if (vh->pd_upper >= vh->pd_lower + MAXALIGN(newlen))
+		{
+			/* the old bytes stay behind as a hole: nothing counts on them */
+			vh->pd_upper -= MAXALIGN(newlen);
+			memcpy((char *) view + vh->pd_upper, newitem, newlen);
+			ItemIdSetNormal(vid, vh->pd_upper, newlen);
+		}
+		else
+		{
+			if (slot)
+				slot->used = 0;
+			slot = NULL;
+			*viewp = ft_leaf_view(tree, buf);
+		}
+		pfree(newitem);
+	}
+	if (slot)
+	{
+		slot->stamp = stamp;
+		slot->deadcrc = frame->deadcrc;
+	}
+	return true;
+}
+
+/*
+ * Rewrite compressed leaf buf (cleanup-locked by VACUUM) as one compressed
+ * leaf of items[0..n), its entries as the caller changed them (the same
+ * keys, fewer of them or the same lengths), with a fresh change area; one
+ * image.  No items left: an empty uncompressed leaf, as ft_leaf_delete
+ * leaves.  False, with nothing changed, if they no longer fit one page
+ * (they did before, with a change area's room to spare, so this is for
+ * entries that compress much worse once changed).
+ */
+bool
+ft_leaf_recompress(FtTree *tree, Buffer buf, char **items, Size *lens, int n)
+{
+	Page		page = BufferGetPage(buf);
+	FtPageOpaque opaque = FtPageGetOpaque(page);
+	FtPageOpaqueData template = *opaque;
+	PGAlignedBlock image;
+	char	   *hikey = NULL;
+	Size		hikeylen = 0;
+	uint16		chgcap = tree->frame_chgcap;
+	bool		ok;
+
+	Assert(FtPageIsCompressed(opaque) && tree->codec != FT_CODEC_NONE);
+	if (!FtPageIsRightmost(opaque))
+	{
+		char	   *h = ft_page_item(page, FT_HIKEY, &hikeylen);
+
+		hikey = palloc(hikeylen);
+		memcpy(hikey, h, hikeylen);
+	}
+	template.ft_codec = FT_CODEC_NONE;
+	if (n == 0)
+	{
+		ft_rewrite_leaf_page(image.data, &template, NULL, NULL, 0, hikey,
+							 hikeylen);
+		ok = true;
+	}
+	else
+	{
+		ok = ft_leaf_compress(tree, image.data, &template, items, lens, n,
+							  hikey, hikeylen);
+		if (!ok && chgcap > 0)
+		{
+			/* without room for later changes, then */
+			tree->frame_chgcap = 0;
+			ok = ft_leaf_compress(tree, image.data, &template, items, lens, n,
+								  hikey, hikeylen);
+			tree->frame_chgcap = chgcap;
+		}
+	}
+	if (ok)
+	{
+		START_CRIT_SECTION();
+		memcpy(page, image.data, BLCKSZ);
+		MarkBufferDirty(buf);
+		ftxlog_images(tree->rel, &buf, 1,
+					  n == 0 ? FT_IMAGES_EMPTIED : FT_IMAGES_RECOMPRESSED);
+		END_CRIT_SECTION();
+	}
+	if (hikey)
+		pfree(hikey);
+	return ok;
 }
 
 /*

@@ -356,6 +356,16 @@ ft_flush_child(FtTree *tree, Buffer bbuf, int childidx, Buffer lbuf,
 			end > first && extra == NULL &&
 			(npages > 1 || FtPageIsCompressed(lopaque)))
 			nsealed = (oldhikey != NULL) ? nitems : starts[npages - 1];
+
+		/*
+		 * A table's compressed leaf (never the rightmost) stays compressed
+		 * when a change of one of its rows rewrites it (its change area or
+		 * its decoded page is full: a bulk DELETE expands many row
+		 * headers), split into compressed halves with room for more.
+		 */
+		if (tree->codec != FT_CODEC_NONE && tree->frame_chgcap > 0 &&
+			nitems > 0 && oldhikey != NULL && FtPageIsCompressed(lopaque))
+			nsealed = nitems;
 		if (nsealed > 0)
 		{
 			int			ncomp;

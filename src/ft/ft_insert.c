@@ -94,6 +94,8 @@ typedef struct UniqueProbe
 	bool		accepted;		/* check accepted the whole run once */
 	bool		recheck;		/* started over after the check accepted:
 								 * judge no run again (see leaf_check_key) */
+	bool		rewrite;		/* ft_rewrite_leaf_of: rewrite the leaf even
+								 * if the item is there as it is */
 	bool		replace;		/* ft_replace: the item replaces the stored
 								 * one with its key, if check accepts that
 								 * one */
@@ -289,7 +291,8 @@ leaf_insert(FtTree *tree, Buffer lbuf, const char *item, Size len,
 		char	   *old = ft_page_item(view, off, &olen);
 
 		/* an identical item is already there: nothing to do */
-		if (olen == len && memcmp(old, item, len) == 0)
+		if (olen == len && memcmp(old, item, len) == 0 &&
+			!(u && u->rewrite && view != page))
 			return LEAF_INSERTED;
 		return LEAF_FULL;		/* replacement goes through a rewrite */
 	}
@@ -1220,6 +1223,7 @@ probe_init(UniqueProbe *probe, FtCompareFn keycmp, FtUniqueCheckFn check,
 	probe->accepted = false;
 	probe->recheck = false;
 	probe->replace = replace;
+	probe->rewrite = false;
 }
 
 /*
@@ -1271,6 +1275,42 @@ ft_insert_unique(FtTree *tree, const char *item, Size len,
  * cannot do in place: the caller, holding nothing, tells with check
  * whether the item is still the one it saw.
  */
+typedef struct SameItem
+{
+	const char *item;
+	Size		len;
+} SameItem;
+
+/* is the stored item still the one the caller copied? */
+static FtUniqueVerdict
+still_same(void *arg, const char *item, Size len)
+{
+	SameItem   *same = (SameItem *) arg;
+
+	return (len == same->len && memcmp(item, same->item, len) == 0) ?
+		FT_UNIQUE_ACCEPT : FT_UNIQUE_REFUSE;
+}
+
+/*
+ * Rewrite the compressed leaf that holds item (an unbuffered tree's, with
+ * item exactly as stored) uncompressed, as a direct insert into it would,
+ * splitting it as needed: its change area is full, and the writer that
+ * found it so needs room to change an entry in place.  Nothing happens if
+ * the item is gone or changed (the caller looks again), or its leaf is no
+ * longer compressed.
+ */
+void
+ft_rewrite_leaf_of(FtTree *tree, const char *item, Size len)
+{
+	UniqueProbe probe;
+	SameItem	same = {item, len};
+
+	Assert(!tree->buffering);
+	probe_init(&probe, tree->cmp, still_same, NULL, &same, true);
+	probe.rewrite = true;
+	(void) insert_item(tree, item, len, &probe);
+}
+
 bool
 ft_replace(FtTree *tree, const char *item, Size len, FtUniqueCheckFn check,
 		   void *checkarg)

@@ -247,6 +247,15 @@ extern void ft_leaf_copy(FtTree *tree, Buffer buf, char *dst);
 extern bool ft_leaf_is_compressed(Page page);
 extern void ft_leaf_delete(FtTree *tree, Buffer buf, OffsetNumber *dead,
 						   int ndead);
+extern bool ft_leaf_has_change_room(FtTree *tree, Buffer buf);
+extern void ft_leaf_view_protect(Page view);
+extern void ft_leaf_view_unprotect(Page view);
+extern void ft_leaf_view_unprotect_all(void);
+extern bool ft_leaf_recompress(FtTree *tree, Buffer buf, char **items,
+							   Size *lens, int n);
+extern bool ft_leaf_change_entry(FtTree *tree, Buffer buf, Page *viewp,
+								 OffsetNumber off, int transform, Size start,
+								 const char *bytes, Size len);
 
 /* a page-sized buffer that also holds a decoded compressed leaf */
 typedef union FtViewBuf

@@ -102,17 +102,6 @@ descend_to_leaf(FtTree *tree, const char *key, Size keylen, int access)
 	}
 	else
 		buf = ft_descend_to_leaf(tree, key, keylen, access);
-
-	/*
-	 * Items found here are read and patched in the shared page: the trees
-	 * that use this (tables) do not compress their leaves yet.
-	 */
-	if (ft_leaf_is_compressed(BufferGetPage(buf)))
-		ereport(ERROR,
-				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-				 errmsg("compressed leaves of %s \"%s\" cannot be read by row id",
-						ft_relkind_name(tree->rel),
-						RelationGetRelationName(tree->rel))));
 	return buf;
 }
 
@@ -133,8 +122,8 @@ ft_item_find(FtTree *tree, const char *key, Size keylen, int access,
 
 /*
  * Is the page (locked, reached through a hint: it may since have been
- * deleted, reused, or never been a leaf) a leaf whose items can be read in
- * place?
+ * deleted, reused, or never been a leaf) a leaf with items, compressed or
+ * not?
  */
 static bool
 usable_leaf(Page page)
@@ -147,7 +136,6 @@ usable_leaf(Page page)
 	opaque = FtPageGetOpaque(page);
 	return opaque->ft_page_id == FT_PAGE_ID && ft_page_format_known(opaque) &&
 		FtPageIsLeaf(opaque) && !FtPageIsDeleted(opaque) &&
-		!FtPageIsCompressed(opaque) &&
 		PageGetMaxOffsetNumber(page) >= FtFirstDataOffset(opaque);
 }
 
@@ -240,6 +228,8 @@ try_leaf(FtTree *tree, BlockNumber blkno, Buffer recent, Buffer kept,
 	LockBuffer(buf, access);
 	if (usable_leaf(page))
 	{
+		/* a compressed leaf is searched in its decoded page */
+		page = ft_leaf_view(tree, buf);
 		/* a run of ascending keys: the next entry, or the same one again */
 		if (prev != InvalidOffsetNumber)
 		{
@@ -367,6 +357,8 @@ static void
 kept_hints_xact_end(XactEvent event, void *arg)
 {
 	nkept_hints = 0;
+	if (event == XACT_EVENT_ABORT || event == XACT_EVENT_PARALLEL_ABORT)
+		ft_leaf_view_unprotect_all();
 }
 
 static void
@@ -374,7 +366,10 @@ kept_hints_subxact_end(SubXactEvent event, SubTransactionId mySubid,
 					   SubTransactionId parentSubid, void *arg)
 {
 	if (event == SUBXACT_EVENT_ABORT_SUB)
+	{
 		nkept_hints = 0;
+		ft_leaf_view_unprotect_all();
+	}
 }
 
 void
@@ -433,10 +428,41 @@ ft_item_find_near(FtTree *tree, const char *key, Size keylen, int access,
 		buf = descend_to_leaf(tree, key, keylen, access);
 		descended = true;
 		hint->blkno = BufferGetBlockNumber(buf);
-		off = ft_leaf_lower_bound(tree, BufferGetPage(buf), key, keylen,
+		off = ft_leaf_lower_bound(tree, ft_leaf_view(tree, buf), key, keylen,
 								  &found);
 	}
-	page = BufferGetPage(buf);
+
+	/*
+	 * A writer of a compressed leaf needs room in its change area for one
+	 * change (ft_item_patch after an expansion): without it, the leaf is
+	 * rewritten uncompressed first and the search starts over.
+	 */
+	if (found && access == BUFFER_LOCK_EXCLUSIVE &&
+		!ft_leaf_has_change_room(tree, buf))
+	{
+		Page		view = ft_leaf_view(tree, buf);
+		Size		len;
+		char	   *item = ft_page_item(view, off, &len);
+		char	   *copy = palloc(len);
+
+		memcpy(copy, item, len);
+		if (buf == hint->kept)
+		{
+			LockBuffer(buf, BUFFER_LOCK_UNLOCK);
+			if (descended)
+				ReleaseBuffer(buf); /* the descent's pin */
+		}
+		else
+			UnlockReleaseBuffer(buf);
+		ft_leaf_hint_release(hint);
+		hint->blkno = InvalidBlockNumber;
+		hint->off = InvalidOffsetNumber;
+		ft_rewrite_leaf_of(tree, copy, len);
+		pfree(copy);
+		return ft_item_find_near(tree, key, keylen, access, ref, hint);
+	}
+
+	page = ft_leaf_view(tree, buf);
 	hint->recent = buf;
 	hint->off = found ? off : InvalidOffsetNumber;
 	/* the hint keeps the leaf's pin: drop the one it kept before */
@@ -460,6 +486,9 @@ ft_item_find_near(FtTree *tree, const char *key, Size keylen, int access,
 	}
 	ref->buf = buf;
 	ref->off = off;
+	ref->view = page;
+	if (page != BufferGetPage(buf))
+		ft_leaf_view_protect(page);
 	ref->item = PageGetItem(page, PageGetItemId(page, off));
 	ref->len = ItemIdGetLength(PageGetItemId(page, off));
 	return true;
@@ -489,7 +518,8 @@ ft_item_last(FtTree *tree, const char *maxkey, Size maxkeylen,
 		buf = pin_hinted(tree, hint->blkno, hint->recent);
 		LockBuffer(buf, BUFFER_LOCK_SHARE);
 		page = BufferGetPage(buf);
-		if (!usable_leaf(page) || !FtPageIsRightmost(FtPageGetOpaque(page)))
+		if (!usable_leaf(page) || ft_leaf_is_compressed(page) ||
+			!FtPageIsRightmost(FtPageGetOpaque(page)))
 		{
 			UnlockReleaseBuffer(buf);
 			buf = InvalidBuffer;
@@ -505,7 +535,7 @@ ft_item_last(FtTree *tree, const char *maxkey, Size maxkeylen,
 	page = BufferGetPage(buf);
 	hint->blkno = BufferGetBlockNumber(buf);
 	hint->recent = buf;
-	if (usable_leaf(page))
+	if (usable_leaf(page) && !ft_leaf_is_compressed(page))
 	{
 		Size		l;
 		char	   *last = ft_page_item(page, PageGetMaxOffsetNumber(page), &l);
@@ -520,6 +550,24 @@ ft_item_last(FtTree *tree, const char *maxkey, Size maxkeylen,
 	return found;
 }
 
+/* ft_leaf_change_entry for ref, which follows its decoded leaf */
+static bool
+change_entry(FtTree *tree, FtItemRef *ref, int transform, Size start,
+			 const char *bytes, Size len)
+{
+	Page		view = ref->view;
+
+	if (!ft_leaf_change_entry(tree, ref->buf, &ref->view, ref->off,
+							  transform, start, bytes, len))
+		return false;
+	if (ref->view != view)
+	{
+		ft_leaf_view_unprotect(view);
+		ft_leaf_view_protect(ref->view);
+	}
+	return true;
+}
+
 /*
  * Overwrite len bytes at start of the found item (its leaf locked
  * exclusively) with bytes, and log it.
@@ -530,6 +578,17 @@ ft_item_patch(FtTree *tree, FtItemRef *ref, Size start, const char *bytes,
 {
 	Assert(BufferIsValid(ref->buf));
 	Assert(start + len <= ref->len);
+
+	if (ref->view != BufferGetPage(ref->buf))
+	{
+		/* a compressed leaf: into its change area (room was made at find) */
+		if (!change_entry(tree, ref, 0, start, bytes, len))
+			elog(ERROR, "fractam: block %u of \"%s\" has no room left for a change in place",
+				 BufferGetBlockNumber(ref->buf),
+				 RelationGetRelationName(tree->rel));
+		ref->item = ft_page_item(ref->view, ref->off, &ref->len);
+		return;
+	}
 
 	START_CRIT_SECTION();
 	memcpy(ref->item + start, bytes, len);
@@ -577,6 +636,15 @@ ft_item_transform(FtTree *tree, FtItemRef *ref, int id)
 	Assert(BufferIsValid(ref->buf));
 	Assert(ft_cmp(tree, item, newlen, ref->item, ref->len) == 0);
 	Assert(newlen <= ft_tree_max_item_size(tree));
+	if (ref->view != page)
+	{
+		/* a compressed leaf: the change area records the transform */
+		pfree(item);
+		if (!change_entry(tree, ref, id, 0, NULL, 0))
+			return false;
+		ref->item = ft_page_item(ref->view, ref->off, &ref->len);
+		return true;
+	}
 	if (PageGetExactFreeSpace(page) + MAXALIGN(ref->len) < MAXALIGN(newlen))
 	{
 		bool		found;
@@ -622,6 +690,8 @@ ft_item_release(FtItemRef *ref)
 {
 	if (BufferIsValid(ref->buf))
 	{
+		if (ref->view != BufferGetPage(ref->buf))
+			ft_leaf_view_unprotect(ref->view);
 		if (ref->borrowed)
 			LockBuffer(ref->buf, BUFFER_LOCK_UNLOCK);	/* the hint's pin */
 		else
@@ -629,6 +699,7 @@ ft_item_release(FtItemRef *ref)
 	}
 	ref->borrowed = false;
 	ref->buf = InvalidBuffer;
+	ref->view = NULL;
 	ref->item = NULL;
 }
 
@@ -669,8 +740,13 @@ ft_range_all(FtTree *tree, const char *lo, Size lolen, const char *hi,
 		bufs[nbufs++] = buf;
 		if (!FtPageIsDeleted(opaque))
 		{
-			OffsetNumber off = ft_leaf_lower_bound(tree, page, lo, lolen, &found);
-			OffsetNumber end = ft_leaf_lower_bound(tree, page, hi, hilen, &found);
+			OffsetNumber off;
+			OffsetNumber end;
+
+			/* a compressed leaf's decoded page: valid until the next one */
+			page = ft_leaf_view(tree, buf);
+			off = ft_leaf_lower_bound(tree, page, lo, lolen, &found);
+			end = ft_leaf_lower_bound(tree, page, hi, hilen, &found);
 
 			for (; off < end; off++)
 			{

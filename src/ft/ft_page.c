@@ -456,8 +456,109 @@ ft_frame_deadcrc(const FtFrameHeader *hdr)
 	COMP_CRC32C(crc, &hdr->stamp, sizeof(hdr->stamp));
 	COMP_CRC32C(crc, &hdr->ndead, sizeof(hdr->ndead));
 	COMP_CRC32C(crc, FtFrameDeadBits(hdr), FtFrameDeadBytes(hdr->nitems));
+	if (hdr->chgcap > 0)
+	{
+		COMP_CRC32C(crc, &hdr->chgcap, sizeof(hdr->chgcap));
+		COMP_CRC32C(crc, &hdr->chglen, sizeof(hdr->chglen));
+		COMP_CRC32C(crc, FtFrameChanges(hdr), hdr->chglen);
+	}
 	FIN_CRC32C(crc);
 	return crc;
+}
+
+/*
+ * Where chg can go in the change area of frame hdr: the offset of an
+ * earlier change it extends (one that does the same to the entries just
+ * before chg's, with no later change touching chg's entries, so that the
+ * order of changes per entry stays), or -1 to append it.
+ */
+static int
+extensible_change(const FtFrameHeader *hdr, const FtFrameChange *chg,
+				  const char *bytes)
+{
+	const char *area = FtFrameChanges(hdr);
+	int			offs[FT_FRAME_TABLE_CHGCAP / FT_CHANGE_HDRSZ + 1];
+	int			n = 0;
+	Size		pos = 0;
+
+	while (pos + FT_CHANGE_HDRSZ <= hdr->chglen &&
+		   n < lengthof(offs))
+	{
+		FtFrameChange c;
+
+		memcpy(&c, area + pos, FT_CHANGE_HDRSZ);
+		offs[n++] = (int) pos;
+		pos += FT_CHANGE_HDRSZ + c.len;
+	}
+	for (int j = n - 1; j >= 0; j--)
+	{
+		FtFrameChange c;
+
+		memcpy(&c, area + offs[j], FT_CHANGE_HDRSZ);
+		if (c.kind == chg->kind && c.transform == chg->transform &&
+			c.start == chg->start && c.len == chg->len &&
+			c.first + c.count == chg->first &&
+			(int) c.count + chg->count <= PG_UINT16_MAX &&
+			(c.len == 0 ||
+			 memcmp(area + offs[j] + FT_CHANGE_HDRSZ, bytes, c.len) == 0))
+			return offs[j];
+		/* a change that touches chg's entries keeps its place before chg */
+		if (c.first < chg->first + chg->count &&
+			chg->first < c.first + c.count)
+			return -1;
+	}
+	return -1;
+}
+
+/* Could ft_frame_add_change take chg now? */
+bool
+ft_frame_change_fits(const FtFrameHeader *hdr, const FtFrameChange *chg)
+{
+	return (Size) hdr->chglen + FT_CHANGE_HDRSZ + chg->len <= hdr->chgcap;
+}
+
+/*
+ * Record change chg (with its len bytes) in the change area of frame hdr,
+ * extending an earlier change where one does the same to the entries just
+ * before, and give the frame a new stamp.  Shared by the do side and redo,
+ * byte for byte.  False, with nothing changed, if chg is invalid for this
+ * frame or the area has no room (the do side checks the room first with
+ * ft_frame_change_fits, which does not count on an extension).
+ */
+bool
+ft_frame_add_change(FtFrameHeader *hdr, uint64 stamp,
+					const FtFrameChange *chg, const char *bytes, bool check)
+{
+	char	   *area = FtFrameChanges(hdr);
+	int			at;
+
+	if (chg->count == 0 || (int) chg->first + chg->count > hdr->nitems ||
+		(chg->kind == FT_CHANGE_PATCH ? chg->len == 0 || chg->transform != 0 :
+		 chg->kind != FT_CHANGE_TRANSFORM || chg->len != 0 || chg->start != 0))
+		return false;
+	at = extensible_change(hdr, chg, bytes);
+	if (at < 0 && !ft_frame_change_fits(hdr, chg))
+		return false;
+	if (check)
+		return true;
+	if (at >= 0)
+	{
+		FtFrameChange c;
+
+		memcpy(&c, area + at, FT_CHANGE_HDRSZ);
+		c.count += chg->count;
+		memcpy(area + at, &c, FT_CHANGE_HDRSZ);
+	}
+	else
+	{
+		memcpy(area + hdr->chglen, chg, FT_CHANGE_HDRSZ);
+		if (chg->len > 0)
+			memcpy(area + hdr->chglen + FT_CHANGE_HDRSZ, bytes, chg->len);
+		hdr->chglen += FT_CHANGE_HDRSZ + chg->len;
+	}
+	hdr->stamp = stamp;
+	hdr->deadcrc = ft_frame_deadcrc(hdr);
+	return true;
 }
 
 /*

@@ -142,7 +142,8 @@ ft_page_format_known(FtPageOpaque opaque)
  *
  *	FtFrameHeader, then the dead bits (one per entry, (nitems + 7) / 8
  *	bytes), then complen compressed bytes that decompress to rawlen bytes:
- *	every entry, in key order, as a uint16 length and its bytes.
+ *	every entry, in key order, as a uint16 length and its bytes; then, in
+ *	a table leaf, the change area (chgcap bytes, below).
  *
  * The entries never change inside the frame: it is built only when the
  * whole leaf is rewritten (flush, build) and logged as a new image, so redo
@@ -162,7 +163,8 @@ typedef struct FtFrameHeader
 	uint16		ndead;
 	uint32		crc;
 	uint32		deadcrc;
-	uint32		reserved;		/* zero */
+	uint16		chgcap;			/* bytes of the change area (0: none) */
+	uint16		chglen;			/* ... used */
 } FtFrameHeader;
 
 #define FT_FRAME_HDRSZ		MAXALIGN(sizeof(FtFrameHeader))
@@ -172,6 +174,57 @@ typedef struct FtFrameHeader
 	((char *) (hdr) + FT_FRAME_HDRSZ + FtFrameDeadBytes((hdr)->nitems))
 #define FtFrameIsDead(hdr, i) \
 	((FtFrameDeadBits(hdr)[(i) / 8] & (1 << ((i) % 8))) != 0)
+#define FtFrameChanges(hdr)	(FtFrameData(hdr) + (hdr)->complen)
+
+/*
+ * A compressed table leaf's frame ends with a change area (chgcap bytes,
+ * reserved when the frame is built; index frames have none): what changed
+ * in its entries since, in the order it happened, applied to the decoded
+ * entries by every reader.  A row version's header changed in place (xmax,
+ * lock bits, the update link) or its expansion to heap's header thus costs
+ * a few bytes and a small WAL record, never a re-encoded frame.  Each
+ * change is an FtFrameChange and, for a patch, len bytes (unaligned); it
+ * covers count consecutive entries (by frame index, dead ones included),
+ * so that one DELETE or UPDATE of ascending rows takes one change per leaf
+ * (ft_frame_add_change extends the last change that does the same to the
+ * entry before).  deadcrc covers the used part; stamp changes with it.
+ */
+typedef struct FtFrameChange
+{
+	uint16		first;			/* frame index of the first entry changed */
+	uint16		count;			/* entries first .. first + count - 1 */
+	uint8		kind;			/* FT_CHANGE_* */
+	uint8		transform;		/* FT_CHANGE_TRANSFORM: its number */
+	uint16		start;			/* FT_CHANGE_PATCH: where in the entry */
+	uint16		len;			/* ... how many bytes follow */
+} FtFrameChange;
+
+#define FT_CHANGE_PATCH		1	/* len bytes overwrite the entry at start */
+#define FT_CHANGE_TRANSFORM	2	/* the entry becomes its transform */
+
+#define FT_CHANGE_HDRSZ		sizeof(FtFrameChange)
+
+/*
+ * What one locked change of a row version may append to a compressed
+ * leaf's change area: an expansion and a patch of up to 32 bytes.  A leaf
+ * whose area has less room left is rewritten uncompressed before a writer
+ * gets it (ft_item.c).
+ */
+#define FT_FRAME_CHANGE_ROOM	(2 * FT_CHANGE_HDRSZ + 32)
+
+/* the change area a table leaf's frame reserves */
+#define FT_FRAME_TABLE_CHGCAP	512
+
+/*
+ * The decoded bytes a frame holds at most: a table's frames leave a
+ * quarter of a decoded page for the expansion of their row versions to
+ * heap's header when they are deleted, locked or updated (ft_item.c), so
+ * that a leaf can take that for a good share of its rows before it must be
+ * rewritten uncompressed.
+ */
+#define FtFrameCapacity(tree) \
+	((tree)->frame_chgcap > 0 ? FT_VIEW_CAPACITY - FT_VIEW_CAPACITY / 4 : \
+	 FT_VIEW_CAPACITY)
 
 /*
  * Most entries one frame holds, so that its decoded page has line pointers
@@ -371,6 +424,11 @@ extern void ft_apply_move_lower(Page lower, const char *payload, int nmoved,
 								uint64 lower_msn);
 extern void ft_apply_move_upper(Page upper, OffsetNumber *moved, int nmoved);
 extern uint32 ft_frame_deadcrc(const FtFrameHeader *hdr);
+extern bool ft_frame_add_change(FtFrameHeader *hdr, uint64 stamp,
+								const FtFrameChange *chg, const char *bytes,
+								bool check);
+extern bool ft_frame_change_fits(const FtFrameHeader *hdr,
+								 const FtFrameChange *chg);
 extern void ft_frame_set_dead(FtFrameHeader *hdr, uint64 stamp,
 							  const uint16 *idx, int n);
 extern void ft_apply_flush_to_buffer_node(Page page, OffsetNumber slice_first,

@@ -541,13 +541,13 @@ step_leaf(FtScan scan)
 				 */
 				UnlockReleaseBuffer(d.buf);
 				descend_and_load(scan, boundary, blen, false);
-				pfree(boundary);
 			}
 			else
 			{
 				d.parent = InvalidBuffer;
 				d.parent2 = InvalidBuffer;
-				d.lowkey = boundary;
+				d.lowkey = palloc(blen);
+				memcpy(d.lowkey, boundary, blen);
 				d.lowkeylen = blen;
 				load_leaf(scan, &d);
 			}
@@ -556,9 +556,15 @@ step_leaf(FtScan scan)
 		{
 			/* next buffer node (or no buffer level): descend again */
 			descend_and_load(scan, boundary, blen, false);
-			pfree(boundary);
 		}
-		position_cursor(scan, NULL, 0);
+
+		/*
+		 * Only items from where we left off: VACUUM may have merged the
+		 * leaf we copied into the one on its right since (compress_leaves),
+		 * which then holds its items too.
+		 */
+		position_cursor(scan, boundary, blen);
+		pfree(boundary);
 		return true;
 	}
 	else

@@ -315,12 +315,21 @@ pinned_leaf_readable(FtTree *tree, Buffer buf, void *arg)
 	return true;
 }
 
-/* leaves found empty, candidates for unlinking */
+/*
+ * Leaves found empty, candidates for unlinking; and, when the tree
+ * compresses its leaves, those visited uncompressed with items, candidates
+ * for compress_leaves (only leaves this pass visits: a leaf VACUUM skips
+ * is not read for it either).
+ */
 typedef struct EmptyLeaves
 {
 	BlockNumber *blocks;
 	int			n;
 	int			size;
+	bool		want_plain;
+	BlockNumber *plain;
+	int			nplain;
+	int			plainsize;
 } EmptyLeaves;
 
 static void
@@ -333,6 +342,27 @@ remember_empty(EmptyLeaves *e, BlockNumber blkno)
 			palloc(sizeof(BlockNumber) * e->size);
 	}
 	e->blocks[e->n++] = blkno;
+}
+
+static void
+remember_plain(EmptyLeaves *e, BlockNumber blkno)
+{
+	if (e->nplain == e->plainsize)
+	{
+		e->plainsize = Max(16, e->plainsize * 2);
+		e->plain = e->plain ? repalloc(e->plain, sizeof(BlockNumber) * e->plainsize) :
+			palloc(sizeof(BlockNumber) * e->plainsize);
+	}
+	e->plain[e->nplain++] = blkno;
+}
+
+static bool
+is_plain(EmptyLeaves *e, BlockNumber blkno)
+{
+	for (int i = 0; i < e->nplain; i++)
+		if (e->plain[i] == blkno)
+			return true;
+	return false;
 }
 
 /*
@@ -349,6 +379,64 @@ patch_items(FtTree *tree, Buffer buf, const char *payload, Size len, int n)
 	MarkBufferDirty(buf);
 	ftxlog_patches(tree->rel, buf, payload, len, n);
 	END_CRIT_SECTION();
+}
+
+/*
+ * VACUUM changes entries of compressed leaf buf (view: its decoded page):
+ * the patches in payload (ft_apply_patches' form, decoded offsets) apply
+ * and the entries at offsets dead[0..ndead) go, in one new frame.
+ */
+static void
+recompress_leaf(FtTree *tree, Buffer buf, Page view, const char *payload,
+				Size paylen, const OffsetNumber *dead, int ndead)
+{
+	OffsetNumber first = FtFirstDataOffset(FtPageGetOpaque(view));
+	OffsetNumber maxoff = PageGetMaxOffsetNumber(view);
+	int			nall = maxoff >= first ? maxoff - first + 1 : 0;
+	char	  **items = palloc(sizeof(char *) * Max(nall, 1));
+	Size	   *lens = palloc(sizeof(Size) * Max(nall, 1));
+	char	   *copy = palloc(FT_VIEW_SIZE);
+	int			n = 0;
+	int			d = 0;
+	Size		pos = 0;
+
+	/* the view may be decoded again by others: work on a copy */
+	memcpy(copy, view, ((PageHeader) view)->pd_lower);
+	memcpy(copy + ((PageHeader) view)->pd_upper,
+		   (char *) view + ((PageHeader) view)->pd_upper,
+		   FT_VIEW_SIZE - ((PageHeader) view)->pd_upper);
+	while (pos < paylen)
+	{
+		uint16		hdr[3];
+
+		Size		ilen;
+
+		memcpy(hdr, payload + pos, sizeof(hdr));
+		pos += sizeof(hdr);
+		memcpy(ft_page_item(copy, hdr[0], &ilen) + hdr[1], payload + pos,
+			   hdr[2]);
+		pos += hdr[2];
+	}
+	for (OffsetNumber off = first; off <= maxoff; off++)
+	{
+		if (d < ndead && dead[d] == off)
+		{
+			d++;
+			continue;
+		}
+		items[n] = ft_page_item(copy, off, &lens[n]);
+		n++;
+	}
+	if (!ft_leaf_recompress(tree, buf, items, lens, n))
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("block %u of %s \"%s\" no longer fits one compressed page once vacuumed",
+						BufferGetBlockNumber(buf), ft_relkind_name(tree->rel),
+						RelationGetRelationName(tree->rel)),
+				 errhint("VACUUM FULL rewrites the table.")));
+	pfree(items);
+	pfree(lens);
+	pfree(copy);
 }
 
 /*
@@ -394,8 +482,6 @@ vacuum_leaf(FtTree *tree, Buffer buf, FtVacuumCallback callback, void *arg,
 		result->num_items += 1;
 		if (patch.len == 0)
 			continue;
-		if (compressed)
-			elog(ERROR, "fractam: entries of compressed leaves cannot be changed in place");
 		if (patch.len > FT_VACUUM_MAX_PATCH ||
 			(Size) patch.start + patch.len > len)
 			elog(ERROR, "fractam: a patch of %u bytes at %u does not fit item %u of length %zu",
@@ -410,6 +496,14 @@ vacuum_leaf(FtTree *tree, Buffer buf, FtVacuumCallback callback, void *arg,
 		memcpy(payload + paylen, patch.bytes, patch.len);
 		paylen += patch.len;
 		npatches++;
+	}
+	if (npatches > 0 && compressed)
+	{
+		/* a compressed leaf changes as a whole: a new frame, one image */
+		recompress_leaf(tree, buf, page, payload, paylen, dead, ndead);
+		pfree(payload);
+		result->items_removed += ndead;
+		return;
 	}
 	if (npatches > 0)
 	{
@@ -609,6 +703,10 @@ vacuum_leaf_run(FtTree *tree, BlockNumber blkno, const char *bound,
 			vacuum_leaf(tree, buf, callback, arg, result, readonly);
 			if (empties && PageGetMaxOffsetNumber(page) < FtFirstDataOffset(opaque))
 				remember_empty(empties, blkno);
+			else if (empties && empties->want_plain &&
+					 !FtPageIsRightmost(opaque) &&
+					 !ft_leaf_is_compressed(page))
+				remember_plain(empties, blkno);
 		}
 		if (FtPageIsRightmost(opaque))
 			last = true;
@@ -756,6 +854,228 @@ mark_deleted(Page page, uint16 kind, uint16 level, BlockNumber right)
 	opaque = FtPageGetOpaque(page);
 	opaque->ft_right = right;
 	opaque->ft_msn = U64FromFullTransactionId(ReadNextFullTransactionId());
+}
+
+/* at most this many leaves merge into one compressed leaf (one record) */
+#define FT_MERGE_MAX_LEAVES	8
+
+/* the page space a leaf's items take (its high key not counted) */
+static Size
+leaf_items_space(Page page)
+{
+	FtPageOpaque opaque = FtPageGetOpaque(page);
+	OffsetNumber maxoff = PageGetMaxOffsetNumber(page);
+	Size		total = 0;
+
+	for (OffsetNumber off = FtFirstDataOffset(opaque); off <= maxoff; off++)
+		total += ft_item_space(ItemIdGetLength(PageGetItemId(page, off)));
+	return total;
+}
+
+/*
+ * Merge leaves[0..k) (consecutive children a .. a + k - 1 of level-1 node
+ * bbuf, the left sibling lsbuf before them; all locked exclusively) into
+ * one compressed leaf in the place of the last, if their items, pruned by
+ * the owner, fit one.  The others are deleted as unlink_empty_leaves
+ * deletes an empty leaf, their range going to the compressed leaf on their
+ * right: anyone who reaches one through an old pointer moves right to it.
+ * Keys only ever move right, as in a split, so a reader that copied a leaf
+ * before finds nothing twice: a forward scan goes on past its old high key
+ * (ft_scan.c), and a lookup moves right.  One WAL record with every image.
+ */
+static bool
+merge_leaves(FtTree *tree, Buffer bbuf, int a, Buffer lsbuf, Buffer *leaves,
+			 int k)
+{
+	Page		bpage = BufferGetPage(bbuf);
+	FtPageOpaque bopaque = FtPageGetOpaque(bpage);
+	Page		tpage = BufferGetPage(leaves[k - 1]);
+	FtPageOpaqueData template = *FtPageGetOpaque(tpage);
+	BlockNumber target = BufferGetBlockNumber(leaves[k - 1]);
+	PGAlignedBlock image;
+	char	  **old;
+	Size	   *oldlens;
+	char	  **items;
+	Size	   *lens;
+	int			nold = 0;
+	int			n;
+	FtLeafPrune pr;
+	Size		freed;
+	Size		added;
+	bool		pruned;
+	char	   *hikey;
+	Size		hikeylen;
+	Buffer		bufs[FT_MERGE_MAX_LEAVES + 2];
+	OffsetNumber first = FtFirstDataOffset(bopaque);
+	bool		ok;
+
+	Assert(!FtPageIsRightmost(&template));
+	old = palloc(sizeof(char *) * FT_FRAME_MAX_ITEMS);
+	oldlens = palloc(sizeof(Size) * FT_FRAME_MAX_ITEMS);
+	for (int i = 0; i < k; i++)
+	{
+		Page		lp = BufferGetPage(leaves[i]);
+		OffsetNumber maxoff = PageGetMaxOffsetNumber(lp);
+
+		for (OffsetNumber off = FtFirstDataOffset(FtPageGetOpaque(lp));
+			 off <= maxoff; off++)
+		{
+			if (nold >= FT_FRAME_MAX_ITEMS)
+			{
+				pfree(old);
+				pfree(oldlens);
+				return false;
+			}
+			old[nold] = ft_page_item(lp, off, &oldlens[nold]);
+			nold++;
+		}
+	}
+
+	/* the owner drops what nobody needs and settles what it can */
+	pruned = ft_prune_run(tree, old, oldlens, nold, false, &pr, &items, &lens,
+						  &n, &freed, &added);
+	if (!pruned)
+	{
+		items = old;
+		lens = oldlens;
+		n = nold;
+	}
+	hikey = ft_page_item(tpage, FT_HIKEY, &hikeylen);
+	template.ft_codec = FT_CODEC_NONE;
+	ok = n > 0 && n <= FT_FRAME_MAX_ITEMS &&
+		ft_leaf_compress(tree, image.data, &template, items, lens, n, hikey,
+						 hikeylen);
+	if (ok)
+	{
+		if (pruned && FullTransactionIdIsValid(pr.horizon))
+			ft_log_removal_horizon(tree, pr.horizon);
+		ftxlog_reserve(tree->rel, k + 2);
+
+		START_CRIT_SECTION();
+		FtPageGetOpaque(BufferGetPage(lsbuf))->ft_right = target;
+		for (int i = 0; i < k - 1; i++)
+			mark_deleted(BufferGetPage(leaves[i]), FT_PAGE_LEAF, 0, target);
+		memcpy(tpage, image.data, BLCKSZ);
+		/* the target takes the range of the first: its pivot, and theirs go */
+		for (int j = a + k - 1; j > a; j--)
+			PageIndexTupleDelete(bpage, first + j);
+		((FtPivotHeader *) PageGetItem(bpage, PageGetItemId(bpage, first + a)))->child = target;
+		bopaque->ft_nchildren -= k - 1;
+		bufs[0] = bbuf;
+		bufs[1] = lsbuf;
+		for (int i = 0; i < k; i++)
+			bufs[i + 2] = leaves[i];
+		for (int i = 0; i < k + 2; i++)
+			MarkBufferDirty(bufs[i]);
+		ftxlog_images(tree->rel, bufs, k + 2, FT_IMAGES_MERGED);
+		END_CRIT_SECTION();
+	}
+	if (pruned)
+	{
+		ft_prune_free(&pr);
+		pfree(items);
+		pfree(lens);
+	}
+	pfree(old);
+	pfree(oldlens);
+	return ok;
+}
+
+/*
+ * Compress the leaves of level-1 node bblk (a table's, whose tree names a
+ * codec): each run of uncompressed leaves whose items fit one frame
+ * decoded is merged into one compressed leaf, as many as fit it once
+ * compressed.  A table's rows arrive at its right edge, fill leaves there
+ * uncompressed, and are compressed here by the VACUUM after (autovacuum
+ * comes by for inserts too): the versions visible to everyone are settled
+ * on the way, so the frame holds the short header.  Only leaves this pass
+ * visited (cands): a leaf it skipped is not read for this either.  Never
+ * the tree's last leaf (the append point), nor a node's first leaf (its
+ * left sibling is under another node, which is not locked here).
+ */
+static void
+compress_leaves(FtTree *tree, BlockNumber bblk, EmptyLeaves *cands,
+				FtVacuumResult *result, VisitMap *visited)
+{
+	Buffer		bbuf = ft_getbuf(tree, bblk, BUFFER_LOCK_EXCLUSIVE);
+	Page		bpage = BufferGetPage(bbuf);
+	FtPageOpaque bopaque = FtPageGetOpaque(bpage);
+	int			a = 1;
+
+	if (!live_page(bpage, FT_PAGE_BUFFER) || bopaque->ft_level != 1 ||
+		PageGetMaxOffsetNumber(bpage) >= FtFirstMsgOffset(bopaque))
+	{
+		UnlockReleaseBuffer(bbuf);
+		return;
+	}
+	for (;;)
+	{
+		int			lastidx = FtPageIsRightmost(bopaque) ?
+			bopaque->ft_nchildren - 2 : bopaque->ft_nchildren - 1;
+		Buffer		lsbuf;
+		Buffer		leaves[FT_MERGE_MAX_LEAVES];
+		int			k = 0;
+		Size		space = 0;
+		BlockNumber prevright;
+		Page		lspage;
+
+		CHECK_FOR_INTERRUPTS();
+		if (a + 1 > lastidx)
+			break;
+		lsbuf = ft_getleaf(tree, ft_child_block(bpage, a - 1),
+						   BUFFER_LOCK_EXCLUSIVE);
+		lspage = BufferGetPage(lsbuf);
+		prevright = FtPageGetOpaque(lspage)->ft_right;
+		if (!live_page(lspage, FT_PAGE_LEAF))
+			prevright = InvalidBlockNumber;
+		for (int j = a; j <= lastidx && k < FT_MERGE_MAX_LEAVES; j++)
+		{
+			BlockNumber blk = ft_child_block(bpage, j);
+			Buffer		lb;
+			Page		lp;
+			Size		sp;
+
+			if (prevright != blk || !is_plain(cands, blk))
+				break;
+			lb = ft_getleaf(tree, blk, BUFFER_LOCK_EXCLUSIVE);
+			lp = BufferGetPage(lb);
+			sp = live_page(lp, FT_PAGE_LEAF) && !ft_leaf_is_compressed(lp) &&
+				!FtPageIsRightmost(FtPageGetOpaque(lp)) ?
+				leaf_items_space(lp) : 0;
+			if (sp == 0 || space + sp > FtFrameCapacity(tree))
+			{
+				UnlockReleaseBuffer(lb);
+				break;
+			}
+			leaves[k++] = lb;
+			space += sp;
+			prevright = FtPageGetOpaque(lp)->ft_right;
+		}
+
+		/* fewer leaves until they fit one compressed page */
+		while (k >= 2 && !merge_leaves(tree, bbuf, a, lsbuf, leaves, k))
+		{
+			UnlockReleaseBuffer(lsbuf);
+			lsbuf = leaves[0];
+			memmove(leaves, leaves + 1, sizeof(Buffer) * (k - 1));
+			k--;
+			a++;
+		}
+		if (k >= 2)
+		{
+			for (int i = 0; i < k - 1; i++)
+				remember_deleted(visited, BufferGetBlockNumber(leaves[i]));
+			result->pages_deleted += k - 1;
+			result->leaves_compressed++;
+			a++;				/* the compressed leaf is child a now */
+		}
+		else
+			a += Max(k, 1);
+		for (int i = 0; i < k; i++)
+			UnlockReleaseBuffer(leaves[i]);
+		UnlockReleaseBuffer(lsbuf);
+	}
+	UnlockReleaseBuffer(bbuf);
 }
 
 /*
@@ -1301,6 +1621,9 @@ vacuum_lower_run(FtTree *tree, BlockNumber parentblk, BlockNumber leftparent,
 		UnlockReleaseBuffer(bbuf);
 
 		empties->n = 0;
+		empties->nplain = 0;
+		empties->want_plain = tree->codec != FT_CODEC_NONE &&
+			!tree->buffering && tree->frame_chgcap > 0;
 		*leafblk = vacuum_leaf_run(tree, *leafblk, hikey, hlen,
 								   callback, arg, result, empties, visited,
 								   skip ? &plan : NULL);
@@ -1331,6 +1654,8 @@ vacuum_lower_run(FtTree *tree, BlockNumber parentblk, BlockNumber leftparent,
 				continue;
 			}
 		}
+		if (empties->nplain >= 2)
+			compress_leaves(tree, thisblk, empties, result, visited);
 		*leftblk = thisblk;
 		/* this node's high key is the next one's lower bound */
 		if (*low)

@@ -80,6 +80,12 @@ ft_desc(StringInfo buf, XLogReaderState *record)
 					case FT_IMAGES_EMPTIED:
 						reason = "compressed leaf emptied";
 						break;
+					case FT_IMAGES_RECOMPRESSED:
+						reason = "compressed leaf rewritten";
+						break;
+					case FT_IMAGES_MERGED:
+						reason = "leaves merged into a compressed leaf";
+						break;
 					default:
 						reason = "unknown";
 						break;
@@ -95,14 +101,23 @@ ft_desc(StringInfo buf, XLogReaderState *record)
 				break;
 			}
 		case XLOG_FT_FRAME_DEAD:
+			if (XLogRecGetDataLen(record) == sizeof(xl_ft_frame_change))
+			{
+				xl_ft_frame_change xlrec;
+
+				memcpy(&xlrec, rec, sizeof(xlrec));
+				appendStringInfo(buf, "change, stamp " UINT64_FORMAT,
+								 xlrec.stamp);
+			}
+			else
 			{
 				xl_ft_frame_dead xlrec;
 
 				memcpy(&xlrec, rec, sizeof(xlrec));
 				appendStringInfo(buf, "ndead %u, stamp " UINT64_FORMAT,
 								 xlrec.ndead, xlrec.stamp);
-				break;
 			}
+			break;
 		case XLOG_FT_PRUNE:
 			{
 				xl_ft_prune xlrec;

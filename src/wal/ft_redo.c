@@ -276,6 +276,60 @@ ft_redo_vacuum(XLogReaderState *record)
 		UnlockReleaseBuffer(buf);
 }
 
+/* the frame of compressed leaf buf, which a frame record names */
+static FtFrameHeader *
+redo_frame(Buffer buf, const char *what)
+{
+	Page		page = BufferGetPage(buf);
+	FtPageOpaque opaque = FtPageGetOpaque(page);
+
+	if (!FtPageIsCompressed(opaque) ||
+		PageGetMaxOffsetNumber(page) != FtFirstDataOffset(opaque))
+		elog(PANIC, "fractam: %s record for block %u, which is not a compressed leaf",
+			 what, BufferGetBlockNumber(buf));
+	return (FtFrameHeader *) PageGetItem(page,
+										 PageGetItemId(page, FtFirstDataOffset(opaque)));
+}
+
+/* XLOG_FT_FRAME_DEAD with xl_ft_frame_change: a change area grows */
+static void
+ft_redo_frame_change(XLogReaderState *record)
+{
+	xl_ft_frame_change xlrec;
+	Buffer		buf;
+
+	memcpy(&xlrec, XLogRecGetData(record), sizeof(xlrec));
+	if (XLogReadBufferForRedo(record, 0, &buf) == BLK_NEEDS_REDO)
+	{
+		Page		page = BufferGetPage(buf);
+		FtFrameHeader *frame = redo_frame(buf, "frame-change");
+		Size		len;
+		char	   *data = XLogRecGetBlockData(record, 0, &len);
+		FtFrameChange chg;
+
+		if (len == 0)
+			wal_format_mismatch("FRAME_DEAD (change)");
+		while (len > 0)
+		{
+			if (len < FT_CHANGE_HDRSZ)
+				wal_format_mismatch("FRAME_DEAD (change)");
+			memcpy(&chg, data, FT_CHANGE_HDRSZ);
+			if (len < FT_CHANGE_HDRSZ + chg.len)
+				wal_format_mismatch("FRAME_DEAD (change)");
+			if (!ft_frame_add_change(frame, xlrec.stamp, &chg,
+									 data + FT_CHANGE_HDRSZ, false))
+				elog(PANIC, "fractam redo: a change does not fit the frame of block %u",
+					 BufferGetBlockNumber(buf));
+			data += FT_CHANGE_HDRSZ + chg.len;
+			len -= FT_CHANGE_HDRSZ + chg.len;
+		}
+		PageSetLSN(page, record->EndRecPtr);
+		MarkBufferDirty(buf);
+	}
+	if (BufferIsValid(buf))
+		UnlockReleaseBuffer(buf);
+}
+
 static void
 ft_redo_frame_dead(XLogReaderState *record)
 {
@@ -283,25 +337,24 @@ ft_redo_frame_dead(XLogReaderState *record)
 	xl_ft_frame_dead xlrec;
 	Buffer		buf;
 
+	if (XLogRecGetDataLen(record) == sizeof(xl_ft_frame_change))
+	{
+		ft_redo_frame_change(record);
+		return;
+	}
 	memcpy(&xlrec, XLogRecGetData(record), sizeof(xlrec));
 	if (XLogReadBufferForRedo(record, 0, &buf) == BLK_NEEDS_REDO)
 	{
 		Page		page = BufferGetPage(buf);
-		FtPageOpaque opaque = FtPageGetOpaque(page);
+		FtFrameHeader *frame = redo_frame(buf, "frame-dead");
 		Size		len;
 		char	   *data = XLogRecGetBlockData(record, 0, &len);
 		uint16	   *idx = palloc(Max(len, 1));
-		ItemId		iid;
 
-		if (!FtPageIsCompressed(opaque) ||
-			PageGetMaxOffsetNumber(page) != FtFirstDataOffset(opaque) ||
-			len != xlrec.ndead * sizeof(uint16))
-			elog(PANIC, "fractam: frame-dead record for block %u, which is not a compressed leaf",
-				 BufferGetBlockNumber(buf));
+		if (len != xlrec.ndead * sizeof(uint16))
+			wal_format_mismatch("FRAME_DEAD");
 		memcpy(idx, data, len);
-		iid = PageGetItemId(page, FtFirstDataOffset(opaque));
-		ft_frame_set_dead((FtFrameHeader *) PageGetItem(page, iid),
-						  xlrec.stamp, idx, xlrec.ndead);
+		ft_frame_set_dead(frame, xlrec.stamp, idx, xlrec.ndead);
 		pfree(idx);
 		PageSetLSN(page, lsn);
 		MarkBufferDirty(buf);

@@ -206,6 +206,32 @@ ftxlog_frame_dead(Relation rel, Buffer buf, uint64 stamp, const uint16 *idx,
 }
 
 void
+ftxlog_frame_change(Relation rel, Buffer buf, uint64 stamp,
+					const FtFrameChange *chgs, const char **bytes, int n)
+{
+	xl_ft_frame_change xlrec;
+	XLogRecPtr	recptr;
+
+	StaticAssertStmt(sizeof(xl_ft_frame_change) != sizeof(xl_ft_frame_dead),
+					 "a frame change record is told from frame_dead by its length");
+	if (!RelationNeedsWAL(rel))
+		return;
+	memset(&xlrec, 0, sizeof(xlrec));
+	xlrec.stamp = stamp;
+	XLogBeginInsert();
+	XLogRegisterData((char *) &xlrec, sizeof(xlrec));
+	XLogRegisterBuffer(0, buf, REGBUF_STANDARD);
+	for (int i = 0; i < n; i++)
+	{
+		XLogRegisterBufData(0, (char *) &chgs[i], FT_CHANGE_HDRSZ);
+		if (chgs[i].len > 0)
+			XLogRegisterBufData(0, (char *) bytes[i], chgs[i].len);
+	}
+	recptr = XLogInsert(RM_FRACTAM_ID, XLOG_FT_FRAME_DEAD);
+	PageSetLSN(BufferGetPage(buf), recptr);
+}
+
+void
 ftxlog_prune(Relation rel, Buffer buf, const char *delta, Size deltalen,
 			 uint16 ndeleted, uint16 ninserted)
 {

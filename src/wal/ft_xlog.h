@@ -94,6 +94,12 @@ typedef struct xl_ft_images
 #define FT_IMAGES_DELETE	4
 #define FT_IMAGES_DELETE_UPPER	5	/* a level-2 node went: routing epoch */
 #define FT_IMAGES_EMPTIED	6	/* a compressed leaf lost its last entry */
+#define FT_IMAGES_MERGED	8	/* VACUUM merged leaves into a compressed
+								 * leaf: the level-1 node, the left
+								 * sibling, the leaves (the last one
+								 * compressed, the others deleted) */
+#define FT_IMAGES_RECOMPRESSED	7	/* VACUUM changed a compressed leaf's
+										 * entries: a new frame */
 
 /*
  * XLOG_FT_FRAME_DEAD: block 0 = compressed leaf, block data = the indexes
@@ -105,6 +111,19 @@ typedef struct xl_ft_frame_dead
 	uint64		stamp;
 	uint16		ndead;
 } xl_ft_frame_dead;
+
+/*
+ * XLOG_FT_FRAME_DEAD with the longer main data xl_ft_frame_change: block
+ * 0 = compressed table leaf, block data = FtFrameChanges, each followed by
+ * its bytes, which ft_frame_add_change records in the frame's change area
+ * in that order; the frame takes the new stamp.
+ */
+typedef struct xl_ft_frame_change
+{
+	uint64		stamp;
+	uint64		reserved1;		/* zero; tells the record from frame_dead */
+	uint32		reserved2;		/* zero */
+} xl_ft_frame_change;
 
 /* XLOG_FT_VACUUM: block 0 = page, block data = sorted offsets */
 typedef struct xl_ft_vacuum
@@ -270,6 +289,10 @@ extern void ftxlog_prune(Relation rel, Buffer buf, const char *delta,
 						 Size deltalen, uint16 ndeleted, uint16 ninserted);
 extern void ftxlog_frame_dead(Relation rel, Buffer buf, uint64 stamp,
 							  const uint16 *idx, int n);
+struct FtFrameChange;
+extern void ftxlog_frame_change(Relation rel, Buffer buf, uint64 stamp,
+								const struct FtFrameChange *chgs,
+								const char **bytes, int n);
 extern void ftxlog_vacuum(Relation rel, Buffer buf, OffsetNumber *offsets,
 						  int ndeleted);
 extern void ftxlog_reuse(Relation rel, BlockNumber blkno,

@@ -19,7 +19,8 @@ use Test::More;
 use Time::HiRes qw(usleep);
 
 our @EXPORT = qw(ft_node ft_crash ft_fractam_indexes ft_verify_all
-  ft_index_matches_heap ft_plan_uses ft_log_problems ft_wait_pids_gone);
+  ft_index_matches_heap ft_plan_uses ft_log_problems ft_wait_pids_gone
+  ft_compressed_leaves ft_table_using);
 
 my %ports_taken;
 
@@ -151,6 +152,30 @@ sub ft_fractam_indexes
 		SELECT c.oid::regclass FROM pg_class c JOIN pg_am a ON a.oid = c.relam
 		WHERE a.amname = 'fractam_index' AND c.relkind = 'i' $filter ORDER BY 1});
 	return grep { length } split /\n/, $out;
+}
+
+# What CREATE TABLE ... USING takes for tables of access method AM: AM,
+# and for fractam tables WITH (compression) if FRACTAM_TABLE_COMPRESSION
+# (lz4 or zstd) says so.  Returns that and the compression ('none' if not).
+sub ft_table_using
+{
+	my ($am) = @_;
+	my $tc = $ENV{FRACTAM_TABLE_COMPRESSION} // 'none';
+	Test::More::diag("table compression $tc");
+	return ($am eq 'fractam' && $tc ne 'none' ?
+		"$am WITH (compression = '$tc')" : $am, $tc);
+}
+
+# The compressed leaves of all fractam indexes (KIND 'i') or tables ('r')
+# in database postgres (fractam_stats)
+sub ft_compressed_leaves
+{
+	my ($node, $kind) = @_;
+	my $am = $kind eq 'i' ? 'fractam_index' : 'fractam';
+	return $node->safe_psql('postgres', qq{
+		SELECT coalesce(sum(s.compressed_leaf_pages), 0) FROM pg_class c
+		JOIN pg_am a ON a.oid = c.relam, LATERAL fractam_stats(c.oid) s
+		WHERE a.amname = '$am' AND c.relkind = '$kind'});
 }
 
 # fractam_verify every fractam index (of permanent and unlogged relations);

@@ -9,6 +9,7 @@
 
 #include "access/amapi.h"
 #include "access/reloptions.h"
+#include "am/fractam.h"
 #include "am/index/fractam_index.h"
 #include "utils/rel.h"
 #include "commands/defrem.h"
@@ -29,9 +30,12 @@ static const struct config_enum_entry compression_options[] = {
 	{NULL, 0, false}
 };
 
-/* the compression reloption names a method fractam knows */
-static void
-validate_compression(const char *value)
+/*
+ * The compression option names a method fractam knows (an index's, and a
+ * table's: table_options.c)
+ */
+void
+fractam_validate_compression(const char *value)
 {
 	FtCodecId	codec;
 	int			level;
@@ -45,8 +49,8 @@ validate_compression(const char *value)
 }
 
 /* compression_level lies in the range of the method it applies to */
-static void
-check_level(FtCodecId codec, int level)
+void
+fractam_check_compression_level(int codec, int level)
 {
 	int			min;
 	int			max;
@@ -92,7 +96,7 @@ fractam_options(Datum reloptions, bool validate)
 		if (opts->compression != 0)
 			(void) ft_codec_lookup((char *) opts + opts->compression,
 								   &codec, &level);
-		check_level(codec, opts->compression_level);
+		fractam_check_compression_level(codec, opts->compression_level);
 	}
 	return (bytea *) opts;
 }
@@ -200,7 +204,7 @@ fractam_index_init(void)
 					   true, ShareUpdateExclusiveLock);
 	add_string_reloption(fractam_relopt_kind, "compression",
 						 "Compression of leaves written from now on: none, lz4 or zstd",
-						 NULL, validate_compression, ShareUpdateExclusiveLock);
+						 NULL, fractam_validate_compression, ShareUpdateExclusiveLock);
 	add_int_reloption(fractam_relopt_kind, "compression_level",
 					  "Level of the compression method (0: its default)",
 					  0, 0, 22, ShareUpdateExclusiveLock);

@@ -265,6 +265,9 @@ typedef struct FractamTableOptions
 {
 	int32		vl_len_;		/* varlena header (do not touch directly!) */
 	int			fanout;
+	int			compression_offset; /* "compression": the method's name */
+	int			compression_level;	/* 0: the method's default */
+	FtCodecId	codec;			/* resolved by load_defs, not a reloption */
 } FractamTableOptions;
 
 #define FRACTAM_TABLE_DEFAULT_FANOUT	16

@@ -62,7 +62,8 @@
 static relopt_kind table_relopt_kind;
 
 /* fractam's table parameters; add new ones here and to parse_options */
-static const char *const table_option_names[] = {"fanout"};
+static const char *const table_option_names[] = {"fanout", "compression",
+"compression_level"};
 
 /* What the utility hook does once standard processing has run */
 struct FractamTableOptionsWork
@@ -93,10 +94,6 @@ is_table_option(DefElem *def)
 
 	if (def->defnamespace != NULL)
 		return false;
-	/* refused by split_options, for now */
-	if (strcmp(def->defname, "compression") == 0 ||
-		strcmp(def->defname, "compression_level") == 0)
-		return true;
 	for (i = 0; i < lengthof(table_option_names); i++)
 		if (strcmp(def->defname, table_option_names[i]) == 0)
 			return true;
@@ -114,15 +111,6 @@ split_options(List *defs, List **ours)
 	{
 		DefElem    *def = lfirst(lc);
 
-		if (def->defnamespace == NULL &&
-			(strcmp(def->defname, "compression") == 0 ||
-			 strcmp(def->defname, "compression_level") == 0))
-			ereport(ERROR,
-					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-					 errmsg("storage parameter \"%s\" is not supported for tables yet",
-							def->defname),
-					 errdetail("fractam compresses the leaves of its indexes; compressed tables are still to come."),
-					 errhint("Set compression on the table's fractam indexes.")));
 		if (is_table_option(def))
 			*ours = lappend(*ours, def);
 		else
@@ -247,6 +235,12 @@ fractam_table_options_init(void)
 	add_int_reloption(table_relopt_kind, "fanout",
 					  "Maximum number of children of an internal node of a fractam table",
 					  FRACTAM_TABLE_DEFAULT_FANOUT, 2, 64, AccessExclusiveLock);
+	add_string_reloption(table_relopt_kind, "compression",
+						 "How VACUUM compresses the cold leaves of a fractam table (none, lz4, zstd)",
+						 NULL, fractam_validate_compression, AccessExclusiveLock);
+	add_int_reloption(table_relopt_kind, "compression_level",
+					  "Level of the compression method (0: its default)",
+					  0, 0, 22, AccessExclusiveLock);
 	prev_object_access_hook = object_access_hook;
 	object_access_hook = options_object_access;
 }
@@ -494,6 +488,10 @@ parse_options(List *ours, bool validate)
 {
 	static const relopt_parse_elt tab[] = {
 		{"fanout", RELOPT_TYPE_INT, offsetof(FractamTableOptions, fanout)},
+		{"compression", RELOPT_TYPE_STRING,
+		offsetof(FractamTableOptions, compression_offset)},
+		{"compression_level", RELOPT_TYPE_INT,
+		offsetof(FractamTableOptions, compression_level)},
 	};
 	Datum		datum = transformRelOptions((Datum) 0, ours, NULL, NULL,
 											false, false);
@@ -548,13 +546,28 @@ load_defs(List *defs, FractamTableOptions *opts,
 								bool validate)
 {
 	opts->fanout = FRACTAM_TABLE_DEFAULT_FANOUT;
+	opts->compression_offset = 0;
+	opts->compression_level = 0;
+	opts->codec = FT_CODEC_NONE;
 	if (defs != NIL)
 	{
 		FractamTableOptions *parsed = parse_options(defs, validate);
 
 		if (parsed)
 		{
+			int			deflevel = 0;
+
 			opts->fanout = parsed->fanout;
+			opts->compression_level = parsed->compression_level;
+			if (parsed->compression_offset != 0 &&
+				!ft_codec_lookup((char *) parsed + parsed->compression_offset,
+								 &opts->codec, &deflevel))
+				opts->codec = FT_CODEC_NONE;	/* validated when set */
+			if (validate)
+				fractam_check_compression_level(opts->codec,
+												opts->compression_level);
+			if (opts->compression_level == 0)
+				opts->compression_level = deflevel;
 			pfree(parsed);
 		}
 	}

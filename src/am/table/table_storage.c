@@ -294,6 +294,10 @@ fractam_table_tree(Relation rel, FtTree *tree)
 	tree->leaf_prune_hook = fractam_leaf_prune;
 	tree->leaf_range_hook = note_leaf_range;
 	tree->owner = cache;
+	/* VACUUM merges cold leaves into compressed ones (ft_vacuum.c) */
+	tree->codec = cache->options.codec;
+	tree->codec_level = cache->options.compression_level;
+	tree->frame_chgcap = FT_FRAME_TABLE_CHGCAP;
 }
 
 /*

@@ -377,6 +377,7 @@ fractam_relation_vacuum(Relation rel, struct VacuumParams *params,
 	VacuumPassState st;
 	FtTree		tree;
 	FtVacuumResult fres;
+	BlockNumber compressed = 0;
 	int			max_items;
 	int			passes = 0;
 	int			i;
@@ -459,6 +460,9 @@ fractam_relation_vacuum(Relation rel, struct VacuumParams *params,
 	fractam_table_tree(rel, &tree);
 	/* leaves go through VACUUM's ring, as heap's pages do */
 	tree.strategy = bstrategy;
+	/* leaves it compresses settle their versions (fractam_leaf_prune) */
+	if (tree.codec != FT_CODEC_NONE)
+		(void) fractam_table_compact_forms(rel);
 
 	/*
 	 * A leaf a scan pins (a cursor stopped in it) is not waited for: it is
@@ -496,6 +500,7 @@ fractam_relation_vacuum(Relation rel, struct VacuumParams *params,
 		st.collecting = true;
 		ft_vacuum(&tree, vacuum_version, skip, &st, &fres);
 		st.collecting = false;
+		compressed += fres.leaves_compressed;
 		skipped = fres.leaves_skipped;
 		skipped_rowids = st.skipped_rowids;
 		passes++;
@@ -529,6 +534,7 @@ fractam_relation_vacuum(Relation rel, struct VacuumParams *params,
 			pgstat_progress_update_param(PROGRESS_VACUUM_PHASE,
 										 PROGRESS_VACUUM_PHASE_VACUUM_HEAP);
 			ft_vacuum(&tree, remove_collected, skip, &st, &fres);
+			compressed += fres.leaves_compressed;
 		}
 		if (!st.overflowed)
 			break;
@@ -617,11 +623,13 @@ fractam_relation_vacuum(Relation rel, struct VacuumParams *params,
 						 (PgStat_Counter) (st.recently_dead + st.pruned_left +
 										   st.left_pinned));
 
-	detail = psprintf(_("%u pages, %u pages freed by this VACUUM, %u leaves skipped (%s); %.0f row versions frozen; %llu row ids given back for reuse%s%s."),
+	detail = psprintf(_("%u pages, %u pages freed by this VACUUM, %u leaves skipped (%s); %.0f row versions frozen; %llu row ids given back for reuse%s%s%s."),
 					  fres.num_pages, fres.pages_deleted, skipped,
 					  st.skip_flags == VISIBILITYMAP_ALL_VISIBLE ?
 					  "all-visible" : "all-frozen",
 					  st.frozen, (unsigned long long) rowids_given_back,
+					  compressed > 0 ?
+					  psprintf("; %u compressed leaves made", compressed) : "",
 					  st.left_pinned > 0 ?
 					  psprintf("; %.0f dead row versions left in leaves that scans held",
 							   st.left_pinned) : "",

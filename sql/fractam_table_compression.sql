@@ -1,0 +1,183 @@
+--
+-- fractam_table_compression: fractam tables WITH (compression = 'lz4' |
+-- 'zstd').  VACUUM merges runs of a table's leaves into compressed leaves
+-- (settling what every snapshot sees); deletes, row locks and updates of
+-- rows there go into the leaf's change area (small records, no
+-- re-encoding), and a leaf whose change area or decoded page is full is
+-- rewritten into compressed halves.  Every query must answer as heap does.
+--
+\set ECHO none
+\i test/regress_helpers.sql
+\set ECHO all
+
+-- the parameters: pg_class.reloptions, checked like an index's
+CREATE TABLE tz (id bigint, k int, t text, n numeric, f float8)
+  USING fractam WITH (compression = 'zstd');
+CREATE TABLE tl (id bigint, k int, t text, n numeric, f float8)
+  USING fractam WITH (compression = 'lz4', compression_level = 4, fanout = 8);
+CREATE TABLE tp (id bigint, k int, t text, n numeric, f float8) USING fractam;
+CREATE TABLE th (id bigint, k int, t text, n numeric, f float8);
+SELECT relname, reloptions FROM pg_class
+WHERE relname IN ('tz', 'tl', 'tp') ORDER BY relname;
+CREATE TABLE t_bad (a int) USING fractam WITH (compression = 'brotli');
+CREATE TABLE t_bad (a int) USING fractam WITH (compression = 'lz4', compression_level = 13);
+CREATE TABLE t_bad (a int) USING fractam WITH (compression_level = 3);
+CREATE TABLE t_bad (a int) USING heap WITH (compression = 'lz4');
+BEGIN;
+ALTER TABLE tp SET (compression = 'lz4');
+SELECT reloptions FROM pg_class WHERE relname = 'tp';
+ROLLBACK;
+SELECT reloptions FROM pg_class WHERE relname = 'tp';
+
+-- the same rows in each (NULLs, wide text, numerics)
+INSERT INTO th SELECT g, (g * 7919) % 1000,
+  CASE WHEN g % 17 = 0 THEN NULL ELSE 'sensor-' || (g % 300) || repeat('x', g % 40) END,
+  (g % 1000) / 10.0, CASE WHEN g % 29 = 0 THEN NULL ELSE g * 0.25 END
+FROM generate_series(1, 60000) g;
+INSERT INTO tz SELECT * FROM th ORDER BY id;
+INSERT INTO tl SELECT * FROM th ORDER BY id;
+INSERT INTO tp SELECT * FROM th ORDER BY id;
+CREATE INDEX tz_id ON tz USING fractam (id);
+CREATE INDEX tz_k ON tz USING fractam (k);
+CREATE INDEX tl_id ON tl USING fractam (id);
+CREATE INDEX th_id ON th (id);
+
+-- does a table hold what th holds (as a multiset of rows)?
+CREATE FUNCTION same_as_heap(tbl regclass) RETURNS bool LANGUAGE plpgsql AS $$
+DECLARE
+	n bigint;
+BEGIN
+	EXECUTE format('SELECT count(*) FROM ((TABLE th EXCEPT ALL TABLE %s) UNION ALL
+	                (TABLE %s EXCEPT ALL TABLE th)) d', tbl, tbl) INTO n;
+	RETURN n = 0;
+END $$;
+CREATE TEMP TABLE before AS
+SELECT c.relname, s.leaf_pages FROM pg_class c, fractam_stats(c.oid) s
+WHERE c.relname IN ('tz', 'tl', 'tp');
+
+-- VACUUM compresses all leaves but the last of each level-1 node's first
+-- and the append point; the uncompressed table stays as it was
+VACUUM tz;
+VACUUM tl;
+VACUUM tp;
+SELECT c.relname, s.compressed_leaf_pages * 4 > s.leaf_pages * 3 AS mostly_compressed,
+       s.leaf_pages * 2 < b.leaf_pages AS fewer_leaves,
+       s.compression_ratio > 2 AS ratio_over_2,
+       s.leaf_items = 60000 AS all_rows
+FROM pg_class c, fractam_stats(c.oid) s, before b
+WHERE c.relname IN ('tz', 'tl') AND b.relname = c.relname ORDER BY c.relname;
+SELECT compressed_leaf_pages = 0 AS tp_uncompressed FROM fractam_stats('tp');
+SELECT fractam_verify('tz'), fractam_verify('tl'), fractam_verify('tz_id');
+SELECT same_as_heap('tz'), same_as_heap('tl');
+
+-- every scan kind reads compressed leaves
+SELECT ft_check('index', 'SELECT * FROM tz WHERE id BETWEEN 1000 AND 9000');
+SELECT ft_check('bitmap', 'SELECT * FROM tz WHERE k BETWEEN 10 AND 30');
+SELECT ft_check('index', 'SELECT * FROM tz WHERE id = 31337');
+SELECT ft_check('index', 'SELECT * FROM tl WHERE id BETWEEN 50000 AND 50500');
+SELECT * FROM tz WHERE ctid = (SELECT ctid FROM tz WHERE id = 4242);
+SELECT count(*), sum(id) FROM tz WHERE ctid >= '(10,1)' AND ctid < '(40,1)';
+SELECT count(*), sum(id) FROM th WHERE id BETWEEN 10 * 291 + 1 AND 40 * 291;
+ANALYZE tz;
+SELECT reltuples BETWEEN 55000 AND 65000 AS analyzed FROM pg_class WHERE relname = 'tz';
+
+-- a bulk DELETE of ascending rows: one change per kind per leaf, the
+-- leaves stay compressed
+CREATE TEMP TABLE c0 AS SELECT compressed_leaf_pages FROM fractam_stats('tz');
+DELETE FROM tz WHERE id BETWEEN 10001 AND 10400;
+DELETE FROM tl WHERE id BETWEEN 10001 AND 10400;
+DELETE FROM th WHERE id BETWEEN 10001 AND 10400;
+SELECT s.compressed_leaf_pages >= c0.compressed_leaf_pages AS still_compressed
+FROM fractam_stats('tz') s, c0;
+SELECT same_as_heap('tz'), same_as_heap('tl');
+
+-- deletes, updates and row locks spread over every leaf, rolled back and
+-- committed, in savepoints; beyond what change areas take, leaves are
+-- rewritten
+BEGIN;
+DELETE FROM tz WHERE id % 5 = 0;
+SELECT count(*) FROM tz;
+ROLLBACK;
+SELECT same_as_heap('tz');
+BEGIN;
+UPDATE tz SET k = k + 1 WHERE id % 7 = 0;
+SAVEPOINT s1;
+DELETE FROM tz WHERE id % 11 = 0;
+ROLLBACK TO s1;
+UPDATE tz SET t = t || '!' WHERE id % 13 = 0;
+COMMIT;
+UPDATE th SET k = k + 1 WHERE id % 7 = 0;
+UPDATE th SET t = t || '!' WHERE id % 13 = 0;
+UPDATE tl SET k = k + 1 WHERE id % 7 = 0;
+UPDATE tl SET t = t || '!' WHERE id % 13 = 0;
+SELECT same_as_heap('tz'), same_as_heap('tl');
+BEGIN;
+SELECT count(*) FROM (SELECT 1 FROM tz WHERE id BETWEEN 20000 AND 30000 FOR UPDATE) x;
+SELECT count(*) FROM (SELECT 1 FROM tl WHERE id % 3 = 0 FOR KEY SHARE) x;
+SELECT count(*) FROM (SELECT 1 FROM tl WHERE id % 3 = 1 FOR SHARE) x;
+COMMIT;
+SELECT same_as_heap('tz'), same_as_heap('tl');
+SELECT fractam_verify('tz'), fractam_verify('tl'), fractam_verify('tz_id'),
+       fractam_verify('tz_k');
+SELECT ft_check('index', 'SELECT id, k FROM tz WHERE k BETWEEN 100 AND 120');
+
+-- one row after another in one leaf, each its own change: the change
+-- area fills and the leaf is rewritten, the rows stay right
+DO $$
+BEGIN
+	FOR i IN 1..120 LOOP
+		UPDATE tz SET f = i WHERE id = 30000 + i * 3;
+		UPDATE th SET f = i WHERE id = 30000 + i * 3;
+		UPDATE tl SET f = i WHERE id = 30000 + i * 3;
+	END LOOP;
+END $$;
+SELECT same_as_heap('tz'), same_as_heap('tl');
+SELECT fractam_verify('tz'), fractam_verify('tl');
+
+-- VACUUM after all that (dead sets and freezing in compressed leaves: new
+-- frames), then everything is compressed again
+DELETE FROM tz WHERE id % 4 = 0;
+DELETE FROM tl WHERE id % 4 = 0;
+DELETE FROM th WHERE id % 4 = 0;
+VACUUM tz;
+VACUUM (FREEZE) tl;
+VACUUM tz;
+SELECT same_as_heap('tz'), same_as_heap('tl');
+SELECT fractam_verify('tz'), fractam_verify('tl'), fractam_verify('tz_id');
+SELECT age(relfrozenxid) < 100 AS frozen FROM pg_class WHERE relname = 'tl';
+SELECT c.relname, s.compressed_leaf_pages * 2 > s.leaf_pages AS mostly_compressed
+FROM pg_class c, fractam_stats(c.oid) s
+WHERE c.relname IN ('tz', 'tl') ORDER BY c.relname;
+SELECT ft_check('index', 'SELECT * FROM tz WHERE id BETWEEN 100 AND 20000');
+
+-- without the decoded-leaf cache, each read decodes on its own
+SET fractam.decoded_leaf_cache = 0;
+UPDATE tz SET n = n + 1 WHERE id % 9 = 1;
+UPDATE th SET n = n + 1 WHERE id % 9 = 1;
+SELECT same_as_heap('tz');
+SELECT ft_check('index', 'SELECT * FROM tz WHERE id BETWEEN 5000 AND 7000');
+RESET fractam.decoded_leaf_cache;
+
+-- rewrites: compression applies to the leaves VACUUM compresses from then
+-- on; VACUUM FULL writes uncompressed leaves, and VACUUM compresses them
+ALTER TABLE tl SET (compression = 'zstd');
+SELECT reloptions FROM pg_class WHERE relname = 'tl';
+VACUUM FULL tl;
+SELECT compressed_leaf_pages = 0 AS rewritten_uncompressed FROM fractam_stats('tl');
+VACUUM tl;
+SELECT compressed_leaf_pages > 0 AS compressed_again FROM fractam_stats('tl');
+ALTER TABLE tl RESET (compression, compression_level);
+SELECT reloptions FROM pg_class WHERE relname = 'tl';
+INSERT INTO tl SELECT id + 100000, k, t, n, f FROM th;
+VACUUM tl;
+SELECT fractam_verify('tl');
+SELECT count(*) FROM tl;
+TRUNCATE tz;
+SELECT count(*) FROM tz;
+SELECT leaf_pages, compressed_leaf_pages FROM fractam_stats('tz');
+INSERT INTO tz SELECT * FROM th;
+VACUUM tz;
+SELECT same_as_heap('tz'), fractam_verify('tz');
+
+DROP TABLE tz, tl, tp, th;
+DROP FUNCTION same_as_heap(regclass);
