@@ -841,6 +841,125 @@ ft_leaf_has_change_room(FtTree *tree, Buffer buf)
 	return (Size) hdr.chglen + FT_FRAME_CHANGE_ROOM <= hdr.chgcap;
 }
 
+/*
+ * Record changes chgs[0..n) (with their bytes) in the change area of
+ * compressed leaf buf, held exclusively: all of them or, if they do not
+ * fit (tried on a copy of the frame first), none (false).  One WAL record,
+ * one new stamp.
+ */
+static bool
+add_changes(FtTree *tree, Buffer buf, FtFrameHeader *frame,
+			const FtFrameChange *chgs, const char *const *bytes, int n,
+			uint64 *stampp)
+{
+	Page		page = BufferGetPage(buf);
+	ItemId		fid = PageGetItemId(page, FtFirstDataOffset(FtPageGetOpaque(page)));
+	Size		framelen = ItemIdGetLength(fid);
+	char	   *trial = palloc(framelen);
+	char	   *data;
+	Size		datalen = 0;
+	uint64		stamp;
+
+	memcpy(trial, frame, framelen);
+	for (int c = 0; c < n; c++)
+	{
+		if (!ft_frame_add_change((FtFrameHeader *) trial, 0, &chgs[c],
+								 bytes[c], false))
+		{
+			pfree(trial);
+			return false;
+		}
+		datalen += FT_CHANGE_HDRSZ + chgs[c].len;
+	}
+	pfree(trial);
+
+	/* the record's block data: the changes as ft_redo_frame_change reads */
+	data = palloc(datalen);
+	datalen = 0;
+	for (int c = 0; c < n; c++)
+	{
+		memcpy(data + datalen, &chgs[c], FT_CHANGE_HDRSZ);
+		datalen += FT_CHANGE_HDRSZ;
+		if (chgs[c].len > 0)
+			memcpy(data + datalen, bytes[c], chgs[c].len);
+		datalen += chgs[c].len;
+	}
+
+	stamp = new_stamp();
+	START_CRIT_SECTION();
+	for (int c = 0; c < n; c++)
+		if (!ft_frame_add_change(frame, stamp, &chgs[c], bytes[c], false))
+			elog(PANIC, "fractam: a checked change does not fit its frame");
+	MarkBufferDirty(buf);
+	ftxlog_frame_change(tree->rel, buf, stamp, data, datalen);
+	END_CRIT_SECTION();
+	pfree(data);
+	if (stampp)
+		*stampp = stamp;
+	return true;
+}
+
+/*
+ * VACUUM's patches of entries of compressed leaf buf (cleanup-locked;
+ * view: its decoded page), in ft_apply_patches' form with decoded
+ * offsets, recorded in its change area if they all fit there (freezing
+ * patches the same bytes of row after row, which extend one change).
+ * False, with nothing changed, if they do not: the caller writes a new
+ * frame instead.
+ */
+bool
+ft_leaf_patch_entries(FtTree *tree, Buffer buf, Page view,
+					  const char *payload, Size paylen, int npatches)
+{
+	Page		page = BufferGetPage(buf);
+	BlockNumber blkno = BufferGetBlockNumber(buf);
+	FtFrameHeader hdr;
+	FtFrameHeader *frame = (FtFrameHeader *) frame_of(tree, blkno, page, &hdr);
+	OffsetNumber first = FtFirstDataOffset(FtPageGetOpaque(view));
+	OffsetNumber maxoff = PageGetMaxOffsetNumber(view);
+	uint16	   *index_of;
+	FtFrameChange *chgs;
+	const char **bytes;
+	Size		pos = 0;
+	int			n = 0;
+	int			live = 0;
+	bool		ok;
+
+	if (hdr.chgcap == 0)
+		return false;
+	/* decoded offset -> frame index (dead entries are not decoded) */
+	index_of = palloc(sizeof(uint16) * (maxoff + 1));
+	for (int i = 0; i < hdr.nitems; i++)
+		if (!FtFrameIsDead(frame, i) && first + live <= maxoff)
+			index_of[first + live++] = (uint16) i;
+	chgs = palloc(sizeof(FtFrameChange) * npatches);
+	bytes = palloc(sizeof(char *) * npatches);
+	while (pos < paylen)
+	{
+		uint16		ph[3];
+
+		memcpy(ph, payload + pos, sizeof(ph));
+		pos += sizeof(ph);
+		if (ph[0] < first || ph[0] > maxoff || n >= npatches)
+			elog(ERROR, "fractam: a patch names no entry of block %u of \"%s\"",
+				 blkno, RelationGetRelationName(tree->rel));
+		memset(&chgs[n], 0, sizeof(FtFrameChange));
+		chgs[n].first = index_of[ph[0]];
+		chgs[n].count = 1;
+		chgs[n].kind = FT_CHANGE_PATCH;
+		chgs[n].start = ph[1];
+		chgs[n].len = ph[2];
+		bytes[n] = payload + pos;
+		pos += ph[2];
+		n++;
+	}
+	ok = add_changes(tree, buf, frame, chgs, bytes, n, NULL);
+	pfree(index_of);
+	pfree(chgs);
+	pfree(bytes);
+	return ok;
+}
+
 /* the most changes one patch of an entry becomes (ft_leaf_change_entry) */
 #define MAX_PATCH_PIECES 8
 
@@ -859,7 +978,8 @@ ft_leaf_has_change_room(FtTree *tree, Buffer buf)
  * would take a change per row.  *viewp is where the caller finds the entry
  * from now on (the offset does not change).  False, with nothing changed,
  * if the change area or a decoded page has no room for it: the caller then
- * rewrites the leaf uncompressed.
+ * rewrites the leaf (ft_replace, ft_rewrite_leaf_of: into compressed
+ * halves).
  */
 bool
 ft_leaf_change_entry(FtTree *tree, Buffer buf, Page *viewp, OffsetNumber off,
@@ -881,12 +1001,10 @@ ft_leaf_change_entry(FtTree *tree, Buffer buf, Page *viewp, OffsetNumber off,
 	int			idx;
 	uint64		stamp;
 	ViewSlot   *slot;
-	ItemId		fid;
-	Size		framelen;
-	char	   *trial;
 
 	Assert(FtPageIsCompressed(FtPageGetOpaque(page)));
-	frame = (FtFrameHeader *) frame_of(tree, blkno, page, &hdr);
+	/* view was decoded from this frame, which decoding checked whole */
+	frame = (FtFrameHeader *) frame_locate(tree, blkno, page, &hdr);
 	idx = frame_index_of(frame, FtFirstDataOffset(FtPageGetOpaque(view)), off);
 	if (idx < 0)
 		elog(ERROR, "fractam: block %u of \"%s\" has no entry at decoded offset %u",
@@ -959,25 +1077,13 @@ ft_leaf_change_entry(FtTree *tree, Buffer buf, Page *viewp, OffsetNumber off,
 
 
 	/*
-	 * Do they fit?  Try them on a copy of the frame first; pieces that do
-	 * not, as one (fewer change headers: what FT_FRAME_CHANGE_ROOM counts).
+	 * Pieces that do not fit the change area go as one (fewer change
+	 * headers: what FT_FRAME_CHANGE_ROOM counts).
 	 */
-	fid = PageGetItemId(page, FtFirstDataOffset(FtPageGetOpaque(page)));
-	framelen = ItemIdGetLength(fid);
-	trial = palloc(framelen);
-	for (;;)
+	while (!add_changes(tree, buf, frame, chgs, chgbytes, nchg, &stamp))
 	{
-		bool		fits = true;
-
-		memcpy(trial, frame, framelen);
-		for (int c = 0; c < nchg && fits; c++)
-			fits = ft_frame_add_change((FtFrameHeader *) trial, 0, &chgs[c],
-									   chgbytes[c], false);
-		if (fits)
-			break;
 		if (nchg <= 1)
 		{
-			pfree(trial);
 			if (newitem)
 				pfree(newitem);
 			return false;
@@ -985,16 +1091,6 @@ ft_leaf_change_entry(FtTree *tree, Buffer buf, Page *viewp, OffsetNumber off,
 		chgs[0].len = chgs[nchg - 1].start + chgs[nchg - 1].len - chgs[0].start;
 		nchg = 1;
 	}
-	pfree(trial);
-
-	stamp = new_stamp();
-	START_CRIT_SECTION();
-	for (int c = 0; c < nchg; c++)
-		if (!ft_frame_add_change(frame, stamp, &chgs[c], chgbytes[c], false))
-			elog(PANIC, "fractam: a checked change does not fit its frame");
-	MarkBufferDirty(buf);
-	ftxlog_frame_change(tree->rel, buf, stamp, chgs, chgbytes, nchg);
-	END_CRIT_SECTION();
 
 	/* the decoded page follows, where it can; else it is decoded again */
 	slot = slot_of_view(tree, blkno, view);
@@ -1047,9 +1143,28 @@ ft_leaf_recompress(FtTree *tree, Buffer buf, char **items, Size *lens, int n)
 	char	   *hikey = NULL;
 	Size		hikeylen = 0;
 	uint16		chgcap = tree->frame_chgcap;
+	FtCodecId	codec = tree->codec;
+	int			level = tree->codec_level;
 	bool		ok;
 
-	Assert(FtPageIsCompressed(opaque) && tree->codec != FT_CODEC_NONE);
+	Assert(FtPageIsCompressed(opaque));
+
+	/*
+	 * The relation's compression now, or, once it has none (ALTER ... RESET
+	 * leaves earlier leaves compressed), the page's own method: a rewrite
+	 * for VACUUM must fit where the leaf is.
+	 */
+	if (tree->codec == FT_CODEC_NONE)
+	{
+		FtCodecId	pagecodec;
+		int			deflevel;
+
+		if (!ft_codec_lookup(ft_codec_name((FtCodecId) opaque->ft_codec),
+							 &pagecodec, &deflevel))
+			elog(ERROR, "fractam: unknown codec %u", opaque->ft_codec);
+		tree->codec = pagecodec;
+		tree->codec_level = deflevel;
+	}
 	if (!FtPageIsRightmost(opaque))
 	{
 		char	   *h = ft_page_item(page, FT_HIKEY, &hikeylen);
@@ -1077,6 +1192,8 @@ ft_leaf_recompress(FtTree *tree, Buffer buf, char **items, Size *lens, int n)
 			tree->frame_chgcap = chgcap;
 		}
 	}
+	tree->codec = codec;
+	tree->codec_level = level;
 	if (ok)
 	{
 		START_CRIT_SECTION();

@@ -361,10 +361,16 @@ ft_flush_child(FtTree *tree, Buffer bbuf, int childidx, Buffer lbuf,
 		 * A table's compressed leaf (never the rightmost) stays compressed
 		 * when a change of one of its rows rewrites it (its change area or
 		 * its decoded page is full: a bulk DELETE expands many row
-		 * headers), split into compressed halves with room for more.
+		 * headers), split into compressed halves with room for more.  A new
+		 * row (a row id given back and reused) makes it uncompressed, as a
+		 * direct insert does an index's leaf: the next VACUUM compresses
+		 * it again, rather than each such insert re-encoding it.
 		 */
 		if (tree->codec != FT_CODEC_NONE && tree->frame_chgcap > 0 &&
-			nitems > 0 && oldhikey != NULL && FtPageIsCompressed(lopaque))
+			nitems > 0 && oldhikey != NULL && FtPageIsCompressed(lopaque) &&
+			extra != NULL && first == end &&
+			nitems == PageGetMaxOffsetNumber(lcopy.data) -
+			FtFirstDataOffset(FtPageGetOpaque(lcopy.data)) + 1)
 			nsealed = nitems;
 		if (nsealed > 0)
 		{

@@ -1293,9 +1293,10 @@ still_same(void *arg, const char *item, Size len)
 
 /*
  * Rewrite the compressed leaf that holds item (an unbuffered tree's, with
- * item exactly as stored) uncompressed, as a direct insert into it would,
- * splitting it as needed: its change area is full, and the writer that
- * found it so needs room to change an entry in place.  Nothing happens if
+ * item exactly as stored), as a replacement of the item would: a table's
+ * into compressed halves with fresh change areas (ft_flush_child), else
+ * uncompressed, splitting it as needed: its change area is full, and the
+ * writer that found it so needs room to change an entry in place.  Nothing happens if
  * the item is gone or changed (the caller looks again), or its leaf is no
  * longer compressed.
  */

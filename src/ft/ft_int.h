@@ -253,6 +253,9 @@ extern void ft_leaf_view_unprotect(Page view);
 extern void ft_leaf_view_unprotect_all(void);
 extern bool ft_leaf_recompress(FtTree *tree, Buffer buf, char **items,
 							   Size *lens, int n);
+extern bool ft_leaf_patch_entries(FtTree *tree, Buffer buf, Page view,
+								  const char *payload, Size paylen,
+								  int npatches);
 extern bool ft_leaf_change_entry(FtTree *tree, Buffer buf, Page *viewp,
 								 OffsetNumber off, int transform, Size start,
 								 const char *bytes, Size len);

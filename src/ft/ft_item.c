@@ -404,9 +404,12 @@ ft_item_find_near(FtTree *tree, const char *key, Size keylen, int access,
 	Buffer		buf = InvalidBuffer;
 	Page		page;
 	bool		found;
-	bool		descended = false;
+	bool		descended;
 	OffsetNumber off;
 
+restart:
+	buf = InvalidBuffer;
+	descended = false;
 	if (hint->blkno != InvalidBlockNumber)
 	{
 		BlockNumber right;
@@ -435,7 +438,9 @@ ft_item_find_near(FtTree *tree, const char *key, Size keylen, int access,
 	/*
 	 * A writer of a compressed leaf needs room in its change area for one
 	 * change (ft_item_patch after an expansion): without it, the leaf is
-	 * rewritten uncompressed first and the search starts over.
+	 * rewritten first (into compressed halves with fresh change areas) and
+	 * the search starts over.  (Another writer may fill the new leaf's
+	 * area before we get it; each rewrite leaves room for many changes.)
 	 */
 	if (found && access == BUFFER_LOCK_EXCLUSIVE &&
 		!ft_leaf_has_change_room(tree, buf))
@@ -459,7 +464,8 @@ ft_item_find_near(FtTree *tree, const char *key, Size keylen, int access,
 		hint->off = InvalidOffsetNumber;
 		ft_rewrite_leaf_of(tree, copy, len);
 		pfree(copy);
-		return ft_item_find_near(tree, key, keylen, access, ref, hint);
+		CHECK_FOR_INTERRUPTS();
+		goto restart;
 	}
 
 	page = ft_leaf_view(tree, buf);

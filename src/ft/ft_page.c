@@ -495,6 +495,8 @@ extensible_change(const FtFrameHeader *hdr, const FtFrameChange *chg,
 		FtFrameChange c;
 
 		memcpy(&c, area + offs[j], FT_CHANGE_HDRSZ);
+		if ((Size) offs[j] + FT_CHANGE_HDRSZ + c.len > hdr->chglen)
+			return -1;			/* not a change of this frame's: append */
 		if (c.kind == chg->kind && c.transform == chg->transform &&
 			c.start == chg->start && c.len == chg->len &&
 			c.first + c.count == chg->first &&

@@ -145,14 +145,16 @@ ft_page_format_known(FtPageOpaque opaque)
  *	every entry, in key order, as a uint16 length and its bytes; then, in
  *	a table leaf, the change area (chgcap bytes, below).
  *
- * The entries never change inside the frame: it is built only when the
- * whole leaf is rewritten (flush, build) and logged as a new image, so redo
- * never compresses.  Deleting entries (VACUUM, a unique insert's pruning)
- * sets their dead bits instead, outside the compressed bytes: a small WAL
- * record, and readers skip them.  crc covers what never changes in place
- * (the codec, the lengths and the compressed bytes); deadcrc covers stamp,
- * ndead and the dead bits.  stamp changes with every change of the frame
- * or its dead bits: backends cache decoded leaves by block and stamp.
+ * The compressed bytes never change: the frame is built only when the
+ * whole leaf is rewritten (flush, build, VACUUM) and logged as a new image,
+ * so redo never compresses.  Deleting entries (VACUUM, a unique insert's
+ * pruning) sets their dead bits instead, outside the compressed bytes: a
+ * small WAL record, and readers skip them; a table's changes of entries in
+ * place go into the change area.  crc covers what never changes in place
+ * (the codec, the lengths, chgcap and the compressed bytes); deadcrc covers
+ * stamp, ndead, the dead bits and the change area.  stamp changes with
+ * every change of the frame, its dead bits or its change area: backends
+ * cache decoded leaves by block and stamp.
  */
 typedef struct FtFrameHeader
 {
@@ -206,9 +208,9 @@ typedef struct FtFrameChange
 
 /*
  * What one locked change of a row version may append to a compressed
- * leaf's change area: an expansion and a patch of up to 32 bytes.  A leaf
- * whose area has less room left is rewritten uncompressed before a writer
- * gets it (ft_item.c).
+ * leaf's change area: an expansion and a patch of up to 32 bytes (as one
+ * piece).  A leaf whose area has less room left is rewritten into
+ * compressed halves with fresh areas before a writer gets it (ft_item.c).
  */
 #define FT_FRAME_CHANGE_ROOM	(2 * FT_CHANGE_HDRSZ + 32)
 

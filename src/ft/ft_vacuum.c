@@ -330,6 +330,7 @@ typedef struct EmptyLeaves
 	BlockNumber *plain;
 	int			nplain;
 	int			plainsize;
+	int			merged;			/* leaves the last merge took (0: none yet) */
 } EmptyLeaves;
 
 static void
@@ -497,11 +498,20 @@ vacuum_leaf(FtTree *tree, Buffer buf, FtVacuumCallback callback, void *arg,
 		paylen += patch.len;
 		npatches++;
 	}
-	if (npatches > 0 && compressed)
+	if (npatches > 0 && compressed &&
+		!ft_leaf_patch_entries(tree, buf, page, payload, paylen, npatches))
 	{
-		/* a compressed leaf changes as a whole: a new frame, one image */
+		/* more than its change area takes: a new frame, one image */
 		recompress_leaf(tree, buf, page, payload, paylen, dead, ndead);
 		pfree(payload);
+		result->items_removed += ndead;
+		return;
+	}
+	if (npatches > 0 && compressed)
+	{
+		/* in the change area; the view is stale now, the offsets are not */
+		pfree(payload);
+		ft_delete_offsets(tree, buf, dead, ndead);
 		result->items_removed += ndead;
 		return;
 	}
@@ -1019,16 +1029,24 @@ compress_leaves(FtTree *tree, BlockNumber bblk, EmptyLeaves *cands,
 		BlockNumber prevright;
 		Page		lspage;
 
-		CHECK_FOR_INTERRUPTS();
+		int			want;
+
 		if (a + 1 > lastidx)
 			break;
+
+		/*
+		 * The rows of a table are much alike: try one more leaf than the
+		 * last merge took, so that a run costs one or two compressions.
+		 */
+		want = cands->merged > 0 ?
+			Min(cands->merged + 1, FT_MERGE_MAX_LEAVES) : FT_MERGE_MAX_LEAVES;
 		lsbuf = ft_getleaf(tree, ft_child_block(bpage, a - 1),
 						   BUFFER_LOCK_EXCLUSIVE);
 		lspage = BufferGetPage(lsbuf);
 		prevright = FtPageGetOpaque(lspage)->ft_right;
 		if (!live_page(lspage, FT_PAGE_LEAF))
 			prevright = InvalidBlockNumber;
-		for (int j = a; j <= lastidx && k < FT_MERGE_MAX_LEAVES; j++)
+		for (int j = a; j <= lastidx && k < want; j++)
 		{
 			BlockNumber blk = ft_child_block(bpage, j);
 			Buffer		lb;
@@ -1063,6 +1081,7 @@ compress_leaves(FtTree *tree, BlockNumber bblk, EmptyLeaves *cands,
 		}
 		if (k >= 2)
 		{
+			cands->merged = k;
 			for (int i = 0; i < k - 1; i++)
 				remember_deleted(visited, BufferGetBlockNumber(leaves[i]));
 			result->pages_deleted += k - 1;

@@ -206,8 +206,8 @@ ftxlog_frame_dead(Relation rel, Buffer buf, uint64 stamp, const uint16 *idx,
 }
 
 void
-ftxlog_frame_change(Relation rel, Buffer buf, uint64 stamp,
-					const FtFrameChange *chgs, const char **bytes, int n)
+ftxlog_frame_change(Relation rel, Buffer buf, uint64 stamp, const char *data,
+					Size len)
 {
 	xl_ft_frame_change xlrec;
 	XLogRecPtr	recptr;
@@ -221,12 +221,7 @@ ftxlog_frame_change(Relation rel, Buffer buf, uint64 stamp,
 	XLogBeginInsert();
 	XLogRegisterData((char *) &xlrec, sizeof(xlrec));
 	XLogRegisterBuffer(0, buf, REGBUF_STANDARD);
-	for (int i = 0; i < n; i++)
-	{
-		XLogRegisterBufData(0, (char *) &chgs[i], FT_CHANGE_HDRSZ);
-		if (chgs[i].len > 0)
-			XLogRegisterBufData(0, (char *) bytes[i], chgs[i].len);
-	}
+	XLogRegisterBufData(0, (char *) data, len);
 	recptr = XLogInsert(RM_FRACTAM_ID, XLOG_FT_FRAME_DEAD);
 	PageSetLSN(BufferGetPage(buf), recptr);
 }

@@ -289,10 +289,8 @@ extern void ftxlog_prune(Relation rel, Buffer buf, const char *delta,
 						 Size deltalen, uint16 ndeleted, uint16 ninserted);
 extern void ftxlog_frame_dead(Relation rel, Buffer buf, uint64 stamp,
 							  const uint16 *idx, int n);
-struct FtFrameChange;
 extern void ftxlog_frame_change(Relation rel, Buffer buf, uint64 stamp,
-								const struct FtFrameChange *chgs,
-								const char **bytes, int n);
+								const char *data, Size len);
 extern void ftxlog_vacuum(Relation rel, Buffer buf, OffsetNumber *offsets,
 						  int ndeleted);
 extern void ftxlog_reuse(Relation rel, BlockNumber blkno,
