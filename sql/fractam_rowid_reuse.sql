@@ -2,26 +2,14 @@
 -- so a queue (insert at one end, delete at the other) keeps its TID blocks
 -- and row ids bounded.  Rows and index answers are compared with a heap
 -- table that takes the same statements.
+\set ECHO none
+\i test/regress_helpers.sql
+\set ECHO all
 CREATE TABLE rq (id bigint, v text) USING fractam;
 CREATE INDEX rq_id ON rq (id);
 CREATE INDEX rq_v ON rq USING fractam (v);
 CREATE TABLE rq_heap (id bigint, v text) USING heap;
 ALTER TABLE rq SET (autovacuum_enabled = off);
-
--- wait until no other session has a snapshot older than this point: row
--- ids given back are reused only once every older snapshot has gone (and
--- a transaction id was assigned after them, as nbtree recycles pages)
-CREATE FUNCTION rq_wait_for_old_snapshots() RETURNS void LANGUAGE plpgsql AS $$
-BEGIN
-  PERFORM pg_current_xact_id();
-  FOR i IN 1..600 LOOP
-    PERFORM pg_stat_clear_snapshot();
-    EXIT WHEN NOT EXISTS (SELECT 1 FROM pg_stat_activity
-                          WHERE pid <> pg_backend_pid()
-                            AND backend_xmin IS NOT NULL);
-    PERFORM pg_sleep(0.05);
-  END LOOP;
-END $$;
 
 CREATE FUNCTION rq_same() RETURNS TABLE (fractam_rows bigint, differ bigint)
 LANGUAGE sql AS $$
@@ -45,7 +33,7 @@ SELECT rowids_used FROM fractam_table_stats('rq');
 SELECT fractam_verify('rq');
 
 -- new rows take the row ids given back, from (0,1) on
-SELECT rq_wait_for_old_snapshots();
+SELECT ft_wait_for_old_snapshots();
 INSERT INTO rq SELECT g, 'v' || g FROM generate_series(3001, 3600) g;
 INSERT INTO rq_heap SELECT g, 'v' || g FROM generate_series(3001, 3600) g;
 SELECT min(ctid), max(ctid), count(*) FROM rq WHERE id > 3000;
@@ -86,13 +74,13 @@ BEGIN
 END $$;
 SELECT rq_round(r) FROM generate_series(1, 3) r;
 VACUUM rq;
-SELECT rq_wait_for_old_snapshots();
+SELECT ft_wait_for_old_snapshots();
 SELECT rq_round(r) FROM generate_series(4, 6) r;
 VACUUM rq;
-SELECT rq_wait_for_old_snapshots();
+SELECT ft_wait_for_old_snapshots();
 SELECT rq_round(r) FROM generate_series(7, 9) r;
 VACUUM rq;
-SELECT rq_wait_for_old_snapshots();
+SELECT ft_wait_for_old_snapshots();
 SELECT rq_round(r) FROM generate_series(10, 12) r;
 VACUUM rq;
 -- 1600 rows live; without reuse the row ids would have passed 11,000
@@ -109,7 +97,7 @@ COPY (SELECT g, 'c' || g FROM generate_series(100000, 102999) g) TO '/tmp/fracta
 DELETE FROM rq WHERE id < 100000;
 DELETE FROM rq_heap WHERE id < 100000;
 VACUUM rq;
-SELECT rq_wait_for_old_snapshots();
+SELECT ft_wait_for_old_snapshots();
 COPY rq FROM '/tmp/fractam_rowid_reuse.copy';
 COPY rq_heap FROM '/tmp/fractam_rowid_reuse.copy';
 SELECT min(ctid) < '(2,1)' AS reused, count(*), count(DISTINCT ctid) FROM rq;
@@ -135,7 +123,7 @@ CREATE TEMP TABLE rq_temp (id int) USING fractam;
 INSERT INTO rq_temp SELECT generate_series(1, 2000);
 DELETE FROM rq_temp WHERE id <= 1500;
 VACUUM rq_temp;
-SELECT rq_wait_for_old_snapshots();
+SELECT ft_wait_for_old_snapshots();
 INSERT INTO rq_temp SELECT generate_series(2001, 2500);
 SELECT min(ctid), count(*), count(DISTINCT ctid) FROM rq_temp;
 SELECT fractam_verify('rq_temp');
@@ -143,4 +131,3 @@ SELECT fractam_verify('rq_temp');
 DROP TABLE rq, rq_heap, rq_temp;
 DROP FUNCTION rq_round(int);
 DROP FUNCTION rq_same();
-DROP FUNCTION rq_wait_for_old_snapshots();

@@ -104,6 +104,7 @@ SELECT idx_blks_read + idx_blks_hit - :vi_before AS index_pages_read_by_vacuum
 FROM pg_statio_all_indexes WHERE indexrelid = 'vi_k'::regclass;
 -- with dead rows it does read it, and removes their entries
 DELETE FROM vi WHERE k < 1000;
+SELECT ft_wait_for_old_snapshots();
 VACUUM vi;
 SELECT pg_stat_force_next_flush();
 SELECT idx_blks_read + idx_blks_hit - :vi_before > 0 AS index_read_by_vacuum

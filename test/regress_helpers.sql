@@ -144,4 +144,20 @@ BEGIN
 	RETURN n;
 END $$;
 
+-- Wait until no other session has a snapshot older than this point, so
+-- that VACUUM can remove what was deleted before (autovacuum's ANALYZE of
+-- another table holds one; the wait gives up after 30 s).
+CREATE OR REPLACE FUNCTION ft_wait_for_old_snapshots() RETURNS void
+LANGUAGE plpgsql AS $$
+BEGIN
+	PERFORM pg_current_xact_id();
+	FOR i IN 1..600 LOOP
+		PERFORM pg_stat_clear_snapshot();
+		EXIT WHEN NOT EXISTS (SELECT 1 FROM pg_stat_activity
+							  WHERE pid <> pg_backend_pid()
+								AND backend_xmin IS NOT NULL);
+		PERFORM pg_sleep(0.05);
+	END LOOP;
+END $$;
+
 RESET client_min_messages;
