@@ -2,17 +2,22 @@
 #
 # A cluster without data checksums (so that PostgreSQL's own page check
 # does not hide fractam's) holds a table with a zstd and an lz4 fractam
-# index.  Each round, with the server stopped, one or a few bytes inside the
-# frame of a random compressed leaf are changed (a flipped bit or a random
-# byte in the header, the dead bits or the compressed bytes; the frame cut
-# short; the page's codec changed), and the server started again:
-#  - fractam_verify reports the index corrupted (ERRCODE_INDEX_CORRUPTED,
-#    naming the index and block): every byte of a frame is covered by one of
-#    its two checksums;
-#  - queries through the index either give the right answer (a leaf they do
-#    not read) or fail with the same error, never a wrong answer;
+# index, and a zstd fractam table whose leaves VACUUM compressed and whose
+# change areas then took a DELETE and row locks.  Each round, with the
+# server stopped, one or a few bytes inside the frame of a random
+# compressed leaf of one of the three are changed (a flipped bit or a
+# random byte in the header, the dead bits, the compressed bytes or the
+# used part of the change area; the frame cut short; the page's codec
+# changed), and the server started again:
+#  - fractam_verify reports the relation corrupted (ERRCODE_INDEX_CORRUPTED
+#    for an index, ERRCODE_DATA_CORRUPTED for the table, naming it and the
+#    block): every byte of a frame a reader uses is covered by one of its
+#    two checksums;
+#  - queries (through the indexes, and the table's sequential scan and index
+#    fetches) either give the right answer (a leaf they do not read) or fail
+#    with one of those errors, never a wrong answer;
 #  - the server never crashes.
-# The index file is restored after each round.
+# The file is restored after each round.
 use strict;
 use warnings FATAL => qw(all);
 use FindBin;
@@ -40,20 +45,40 @@ $node->safe_psql('postgres', q{
 	INSERT INTO fz SELECT g, (g * 7919) % 20000, 'v' || (g % 500) FROM generate_series(1, 40000) g;
 	CREATE INDEX fz_k ON fz USING fractam (k, id) WITH (compression = 'zstd');
 	CREATE INDEX fz_t ON fz USING fractam (t, id) WITH (compression = 'lz4');
+	CREATE TABLE fzc (id int, k int, t text) USING fractam WITH (compression = 'zstd');
+	INSERT INTO fzc SELECT g, g % 97, 'row ' || g || repeat('x', g % 40) FROM generate_series(1, 60000) g;
+	CREATE INDEX fzc_id ON fzc USING btree (id);
+	VACUUM fzc;
+	DELETE FROM fzc WHERE id % 50 = 0;
+	SELECT count(*) FROM (SELECT 1 FROM fzc WHERE id % 7 = 0 FOR SHARE) s;
 	CHECKPOINT;
 });
 
 my %query = (
 	fz_k => 'SELECT count(*), sum(id) FROM fz WHERE k BETWEEN 100 AND 15000',
-	fz_t => "SELECT count(*), sum(id) FROM fz WHERE t BETWEEN 'v1' AND 'v4'");
+	fz_t => "SELECT count(*), sum(id) FROM fz WHERE t BETWEEN 'v1' AND 'v4'",
+	fzc => 'SELECT count(*), sum(id), sum(length(t)) FROM fzc WHERE k < 50');
+# the table is also read through its btree index (row fetches)
+my %table_query = (fzc =>
+	  'SELECT count(*), sum(k), sum(length(t)) FROM fzc WHERE id BETWEEN 5000 AND 40000');
 my %expected;
-for my $idx (sort keys %query)
+my %table_expected;
+for my $rel (sort keys %query)
 {
-	$expected{$idx} = $node->safe_psql('postgres',
-		"SET enable_indexscan = off; SET enable_indexonlyscan = off; SET enable_bitmapscan = off; $query{$idx}");
+	$expected{$rel} = $node->safe_psql('postgres',
+		"SET enable_indexscan = off; SET enable_indexonlyscan = off; SET enable_bitmapscan = off; $query{$rel}");
 }
+for my $rel (sort keys %table_query)
+{
+	$table_expected{$rel} = $node->safe_psql('postgres', $table_query{$rel});
+	like($node->safe_psql('postgres',
+			"SET enable_seqscan = off; SET enable_bitmapscan = off; EXPLAIN (COSTS OFF) $table_query{$rel}"),
+		qr/fzc_id/, "$rel is read through its index by the fetch query");
+}
+my %code = (fz_k => 'XX002', fz_t => 'XX002', fzc => 'XX001');
 
-# The compressed leaves of a relation file: [block, frame offset, frame length]
+# The compressed leaves of a relation file: [block, frame offset, frame
+# length, special offset, line pointer offset, frame header fields]
 sub compressed_leaves
 {
 	my ($path) = @_;
@@ -72,7 +97,10 @@ sub compressed_leaves
 				my $lp = unpack('V', substr($page, 24 + 4 * ($nitems - 1), 4));
 				my $off = $lp & 0x7fff;
 				my $len = ($lp >> 17) & 0x7fff;
-				push @found, [ $blk, $off, $len, $special, 24 + 4 * ($nitems - 1) ];
+				my ($rawlen, $complen, $fnitems, $ndead, $crc, $deadcrc, $chgcap, $chglen) =
+				  unpack('x8 V V v v V V v v', substr($page, $off, 32));
+				push @found, [ $blk, $off, $len, $special, 24 + 4 * ($nitems - 1),
+					{ nitems => $fnitems, complen => $complen, chglen => $chglen } ];
 			}
 		}
 		$blk++;
@@ -94,14 +122,21 @@ for my $idx (sort keys %query)
 	my @leaves = compressed_leaves($files{$idx});
 	cmp_ok(scalar(@leaves), '>', 10, "$idx has compressed leaves to corrupt");
 }
+cmp_ok(scalar(grep { $_->[5]{chglen} > 0 } compressed_leaves($files{fzc})), '>', 10,
+	'the table has compressed leaves with changes to corrupt');
 
-my @kinds = qw(bitflip header deadbits data truncate codec);
+my @kinds = qw(bitflip header deadbits data changes truncate codec);
 for my $round (1 .. $rounds)
 {
-	my $idx = (sort keys %query)[ $round % 2 ];
+	my $idx = (sort keys %query)[ $round % 3 ];
 	my @leaves = compressed_leaves($files{$idx});
-	my ($blk, $off, $len, $special, $lpoff) = @{ $leaves[ int(rand(@leaves)) ] };
+	my ($blk, $off, $len, $special, $lpoff, $fh_) = @{ $leaves[ int(rand(@leaves)) ] };
 	my $kind = $kinds[ int(rand(@kinds)) ];
+	my $deadbytes = int(($fh_->{nitems} + 7) / 8);
+	my $data = $off + 32 + $deadbytes;
+	# what readers use: the unused part of a table frame's change area is not
+	$len = 32 + $deadbytes + $fh_->{complen} + $fh_->{chglen};
+	$kind = 'data' if $kind eq 'changes' && $fh_->{chglen} == 0;
 
 	open(my $fh, '+<:raw', $files{$idx}) or die "open: $!";
 	my $base = $blk * 8192;
@@ -130,8 +165,9 @@ for my $round (1 .. $rounds)
 	{
 		my $pos;
 		if ($kind eq 'header') { $pos = $off + int(rand(32)); }
-		elsif ($kind eq 'deadbits') { $pos = $off + 32 + int(rand(8)); }
-		elsif ($kind eq 'data') { $pos = $off + 300 + int(rand($len - 300)); }
+		elsif ($kind eq 'deadbits') { $pos = $off + 32 + int(rand(int($fh_->{nitems} / 8))); }
+		elsif ($kind eq 'data') { $pos = $data + int(rand($fh_->{complen})); }
+		elsif ($kind eq 'changes') { $pos = $data + $fh_->{complen} + int(rand($fh_->{chglen})); }
 		else { $pos = $off + int(rand($len)); }
 		seek($fh, $base + $pos, 0);
 		read($fh, my $c, 1);
@@ -147,16 +183,21 @@ for my $round (1 .. $rounds)
 	my $desc = "round $round: $idx block $blk, $kind at byte $where";
 	my ($ret, $out, $err) = $node->psql('postgres', "SELECT fractam_verify('$idx')",
 		extra_params => [ '-v', 'VERBOSITY=verbose' ]);
-	ok($ret != 0 && $err =~ /XX002/ && $err =~ /\Q$idx\E/, "$desc: verify reports it")
+	ok($ret != 0 && $err =~ /$code{$idx}/ && $err =~ /\Q$idx\E/
+		  && $err =~ /block $blk\b/, "$desc: verify reports it")
 	  or diag($err);
 
-	for my $q (sort keys %query)
+	my @queries = map { [ $_, $query{$_}, $expected{$_} ] } sort keys %query;
+	push @queries, map { [ "$_ fetch", $table_query{$_}, $table_expected{$_} ] }
+	  sort keys %table_query;
+	for my $q (@queries)
 	{
+		my ($name, $sql, $want) = @$q;
 		my ($r, $o, $e) = $node->psql('postgres',
-			"SET enable_seqscan = off; SET enable_bitmapscan = off; $query{$q}",
+			"SET enable_seqscan = off; SET enable_bitmapscan = off; $sql",
 			extra_params => [ '-v', 'VERBOSITY=verbose' ]);
-		ok(($r == 0 && $o eq $expected{$q}) || ($r != 0 && $e =~ /XX002/),
-			"$desc: $q right or refused") or diag("ret $r out $o err $e");
+		ok(($r == 0 && $o eq $want) || ($r != 0 && $e =~ /XX00[12]/),
+			"$desc: $name right or refused") or diag("ret $r out $o err $e");
 	}
 	$node->stop;
 	copy("$files{$idx}.clean", $files{$idx}) or die "copy: $!";
