@@ -158,14 +158,43 @@ SELECT same_as_heap('tz');
 SELECT ft_check('index', 'SELECT * FROM tz WHERE id BETWEEN 5000 AND 7000');
 RESET fractam.decoded_leaf_cache;
 
--- rewrites: compression applies to the leaves VACUUM compresses from then
--- on; VACUUM FULL writes uncompressed leaves, and VACUUM compresses them
+-- rewrites: a new method applies to the leaves written from then on;
+-- VACUUM FULL and CLUSTER write every leaf compressed with it (a smaller
+-- file), and the rows and their order stay
 ALTER TABLE tl SET (compression = 'zstd');
 SELECT reloptions FROM pg_class WHERE relname = 'tl';
+SELECT pg_relation_size('tl') AS tl_size_before \gset
+CREATE TEMP TABLE tl_copy AS SELECT * FROM tl;
+CREATE FUNCTION tl_same() RETURNS bool LANGUAGE sql AS $$
+  SELECT count(*) = 0 FROM ((TABLE tl EXCEPT ALL TABLE tl_copy) UNION ALL
+                            (TABLE tl_copy EXCEPT ALL TABLE tl)) d $$;
 VACUUM FULL tl;
-SELECT compressed_leaf_pages = 0 AS rewritten_uncompressed FROM fractam_stats('tl');
-VACUUM tl;
-SELECT compressed_leaf_pages > 0 AS compressed_again FROM fractam_stats('tl');
+SELECT s.compressed_leaf_pages = s.leaf_pages AS rewritten_compressed,
+       s.compression_ratio > 2 AS ratio_over_2,
+       pg_relation_size('tl') * 2 < :tl_size_before AS file_halved
+FROM fractam_stats('tl') s;
+SELECT tl_same(), fractam_verify('tl'), fractam_verify('tl_id');
+SELECT ctid, id FROM tl ORDER BY ctid LIMIT 2;
+SELECT ft_check('index', 'SELECT * FROM tl WHERE id BETWEEN 2000 AND 2600');
+-- the rewritten table takes new rows at its end and changes in its frames
+INSERT INTO tl SELECT id + 200000, k, t, n, f FROM th WHERE id <= 500;
+INSERT INTO tl_copy SELECT id + 200000, k, t, n, f FROM th WHERE id <= 500;
+UPDATE tl SET k = k + 1 WHERE id % 101 = 0;
+UPDATE tl_copy SET k = k + 1 WHERE id % 101 = 0;
+SELECT tl_same(), fractam_verify('tl');
+CREATE INDEX tl_k ON tl (k);
+CLUSTER tl USING tl_k;
+SELECT s.compressed_leaf_pages = s.leaf_pages AS clustered_compressed
+FROM fractam_stats('tl') s;
+SELECT tl_same(), fractam_verify('tl'), fractam_verify('tl_id');
+SELECT count(*) AS out_of_order FROM
+  (SELECT k < lag(k) OVER (ORDER BY ctid) AS back FROM tl) x WHERE back;
+DROP INDEX tl_k;
+DROP FUNCTION tl_same();
+-- the uncompressed table is rewritten uncompressed
+VACUUM FULL tp;
+SELECT compressed_leaf_pages = 0 AS tp_uncompressed FROM fractam_stats('tp');
+SELECT fractam_verify('tp');
 -- leaves compressed before a RESET stay so; VACUUM rewrites them with
 -- their own method when it freezes more than their change areas take (the
 -- lock-only xmax of every other row: patches that differ from row to row)

@@ -492,6 +492,8 @@ extern void ft_scan_end(FtScan scan);
 /* ft_build.c: bottom-up load from sorted input */
 typedef struct FtBuildStateData *FtBuildState;
 extern FtBuildState ft_build_begin(FtTree *tree);
+extern FtBuildState ft_build_begin_empty(FtTree *tree);
+extern void ft_build_set_seq(FtBuildState state, uint64 seq);
 extern void ft_build_add(FtBuildState state, const char *item, Size len);
 extern void ft_build_finish(FtBuildState state);
 

@@ -1,7 +1,8 @@
 /*-------------------------------------------------------------------------
  *
  * ft_build.c
- *	  Bottom-up load of a tree from sorted input (CREATE INDEX).
+ *	  Bottom-up load of a tree from sorted input (CREATE INDEX, and a
+ *	  table's rewrite by VACUUM FULL or CLUSTER).
  *
  * Items arrive in comparator order.  Each level keeps one page under
  * construction; when it fills, the next page of that level is allocated
@@ -46,6 +47,9 @@ typedef struct FtBuildStateData
 	int			nlevels;
 	BuildLevel	levels[FT_MAX_BUILD_LEVELS];
 	MemoryContext cxt;
+	uint64		seq;			/* the metapage's counter, when building
+								 * into an empty tree */
+	uint64		seq_first;
 } FtBuildStateData;
 
 static void
@@ -72,8 +76,8 @@ level_start(FtBuildState state, int level, Buffer buf)
 	lv->pivotbytes = 0;
 }
 
-FtBuildState
-ft_build_begin(FtTree *tree)
+static FtBuildState
+build_state_new(FtTree *tree)
 {
 	FtBuildState state = palloc0(sizeof(FtBuildStateData));
 
@@ -81,14 +85,59 @@ ft_build_begin(FtTree *tree)
 	state->cxt = AllocSetContextCreate(CurrentMemoryContext,
 									   "fractam build",
 									   ALLOCSET_DEFAULT_SIZES);
+	state->nlevels = 1;
+	return state;
+}
+
+FtBuildState
+ft_build_begin(FtTree *tree)
+{
+	FtBuildState state = build_state_new(tree);
+
 	if (ft_nblocks(tree) != 0)
 		elog(ERROR, "%s \"%s\" already contains data",
 			 ft_relkind_name(tree->rel), RelationGetRelationName(tree->rel));
 	state->metabuf = ft_newbuf(tree);
 	Assert(BufferGetBlockNumber(state->metabuf) == FT_METAPAGE_BLKNO);
-	state->nlevels = 1;
 	level_start(state, 0, ft_newbuf(tree));
 	return state;
+}
+
+/*
+ * Load a tree that ft_create_storage made and that holds nothing (a table's
+ * new file in a rewrite, whose row ids are numbered from the metapage's
+ * counter): its empty root leaf becomes the first leaf, and the metapage
+ * keeps the counter, set by ft_build_set_seq.
+ */
+FtBuildState
+ft_build_begin_empty(FtTree *tree)
+{
+	FtBuildState state = build_state_new(tree);
+	Buffer		leafbuf;
+	FtMetaData *meta;
+
+	if (ft_nblocks(tree) != 2)
+		elog(ERROR, "%s \"%s\" is not an empty tree",
+			 ft_relkind_name(tree->rel), RelationGetRelationName(tree->rel));
+	state->metabuf = ft_getbuf(tree, FT_METAPAGE_BLKNO, BUFFER_LOCK_EXCLUSIVE);
+	meta = FtPageGetMeta(BufferGetPage(state->metabuf));
+	leafbuf = ft_getbuf(tree, 1, BUFFER_LOCK_EXCLUSIVE);
+	if (meta->root != 1 || meta->root_level != 0 || meta->nfree_seq != 0 ||
+		PageGetMaxOffsetNumber(BufferGetPage(leafbuf)) != 0)
+		elog(ERROR, "%s \"%s\" is not an empty tree",
+			 ft_relkind_name(tree->rel), RelationGetRelationName(tree->rel));
+	state->seq = meta->seq;
+	state->seq_first = meta->seq_first;
+	level_start(state, 0, leafbuf);
+	return state;
+}
+
+/* The metapage's counter once an ft_build_begin_empty build finishes */
+void
+ft_build_set_seq(FtBuildState state, uint64 seq)
+{
+	Assert(seq >= state->seq);
+	state->seq = seq;
 }
 
 /* write a finished page image and log it */
@@ -357,7 +406,7 @@ ft_build_add(FtBuildState state, const char *item, Size len)
 		if (lv->n > 0 &&
 			(lv->n >= FT_FRAME_MAX_ITEMS ||
 			 lv->used + ft_item_space(len) +
-			 ft_item_space(ft_key_len(state->tree, len)) > FT_VIEW_CAPACITY))
+			 ft_item_space(ft_key_len(state->tree, len)) > FtFrameCapacity(state->tree)))
 			emit_compressed_leaves(state, item, len);
 		lv->items[lv->n] = copy_key(lv->itemcxt, item, len);
 		lv->lens[lv->n] = len;
@@ -427,6 +476,11 @@ ft_build_finish(FtBuildState state)
 	Assert(root != InvalidBlockNumber);
 
 	ft_meta_init(meta.data, root, root_level);
+	if (state->seq != 0 || state->seq_first != 0)
+	{
+		ft_meta_set_seq(meta.data, state->seq);
+		FtPageGetMeta(meta.data)->seq_first = state->seq_first;
+	}
 	write_page(state, state->metabuf, meta.data);
 	MemoryContextDelete(state->cxt);
 	pfree(state);

@@ -327,7 +327,7 @@ visible_to_everyone(HeapTupleHeader hdr, TransactionId OldestXmin)
 /*
  * Copy every version some snapshot may still see into NewTable, in row-id
  * order (VACUUM FULL) or the index's order (CLUSTER), numbering them from
- * row id 0.  Versions are frozen on the way as VACUUM freezes them
+ * the new file's first row id (0, unless a debug setting says otherwise).  Versions are frozen on the way as VACUUM freezes them
  * (table_freeze.c, with the caller's freeze limit);
  * links to the next version of an updated row are renumbered, or point to
  * the version itself when that next version is gone.  A first pass numbers
@@ -355,6 +355,8 @@ fractam_relation_copy_for_cluster(Relation OldTable, Relation NewTable,
 	double		dummy = 0;
 	bool		sorted = true;
 	FtTree		newtree;
+	FtBuildState build;
+	FtRowId		first;
 	Size		compact_limit;
 
 	memset(&src, 0, sizeof(src));
@@ -391,13 +393,19 @@ fractam_relation_copy_for_cluster(Relation OldTable, Relation NewTable,
 		qsort(map, nmap, sizeof(RowIdMap), rowidmap_cmp);
 
 	/*
-	 * pass 2: write them, filling leaves to FRACTAM_REWRITE_FILLFACTOR: a
-	 * version changed later is expanded to heap's header in its leaf, and a
-	 * leaf of settled versions has no other room for that
+	 * pass 2: load them bottom-up (ft_build.c), numbered from the new
+	 * file's first row id.  Uncompressed leaves are filled to
+	 * FRACTAM_REWRITE_FILLFACTOR: a version changed later is expanded to
+	 * heap's header in its leaf, and a leaf of settled versions has no other
+	 * room for that.  A table with a compression method gets compressed
+	 * leaves, each decoding to at most FtFrameCapacity (the same room), so
+	 * that VACUUM FULL and CLUSTER recompress a table whole.
 	 */
 	fractam_table_tree(NewTable, &newtree);
 	newtree.fillfactor = FRACTAM_REWRITE_FILLFACTOR;
 	compact_limit = fractam_compact_limit(NewTable);
+	first = ft_meta_read_seq(&newtree);
+	build = ft_build_begin_empty(&newtree);
 	source_begin(&src, false);
 	while ((tup = source_next(&src)) != NULL)
 	{
@@ -416,8 +424,7 @@ fractam_relation_copy_for_cluster(Relation OldTable, Relation NewTable,
 		key.oldid = fractam_tid_rowid(&tup->t_self);
 		found = bsearch(&key, map, nmap, sizeof(RowIdMap), rowidmap_cmp);
 		Assert(found != NULL);
-		newid = fractam_next_rowid(NewTable);
-		Assert(newid == found->newid);
+		newid = first + found->newid;
 
 		copy = heap_copytuple(tup);
 		fractam_rowid_tid(newid, &copy->t_self);
@@ -430,7 +437,7 @@ fractam_relation_copy_for_cluster(Relation OldTable, Relation NewTable,
 			key.oldid = fractam_tid_rowid(&hdr->t_ctid);
 			found = bsearch(&key, map, nmap, sizeof(RowIdMap), rowidmap_cmp);
 			if (found)
-				fractam_rowid_tid(found->newid, &copy->t_data->t_ctid);
+				fractam_rowid_tid(first + found->newid, &copy->t_data->t_ctid);
 			else
 				copy->t_data->t_ctid = copy->t_self;
 		}
@@ -451,13 +458,15 @@ fractam_relation_copy_for_cluster(Relation OldTable, Relation NewTable,
 												 HEAP_INSERT_SKIP_FSM |
 												 HEAP_INSERT_NO_LOGICAL);
 		item = fractam_version_item(newid, stored, compact_limit, &itemlen);
-		ft_insert(&newtree, item, itemlen);
+		ft_build_add(build, item, itemlen);
 		pfree(item);
 		if (stored != copy)
 			heap_freetuple(stored);
 		heap_freetuple(copy);
 	}
 	source_end(&src);
+	ft_build_set_seq(build, first + nmap);
+	ft_build_finish(build);
 	if (src.sort)
 		tuplesort_end(src.sort);
 	ExecDropSingleTupleTableSlot(src.slot);
