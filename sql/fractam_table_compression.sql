@@ -222,3 +222,30 @@ SELECT same_as_heap('tz'), fractam_verify('tz');
 
 DROP TABLE tz, tl, tp, th;
 DROP FUNCTION same_as_heap(regclass);
+
+-- fractam.default_compression: fractam tables created without the option
+-- take it, written into their parameters; other tables are left alone,
+-- and fractam's parameters on a heap table are still refused
+SET fractam.default_compression = 'lz4';
+CREATE TABLE td1 (a int, t text) USING fractam;
+CREATE TABLE td2 (a int) USING fractam WITH (compression = 'zstd');
+CREATE TABLE td3 (a int) USING fractam WITH (fanout = 4);
+CREATE TABLE td4 USING fractam AS SELECT 1 AS a;
+CREATE TABLE td_heap (a int);
+CREATE TABLE td_heap2 (a int) WITH (fillfactor = 50);
+CREATE TABLE td_heap3 AS SELECT 1 AS a;
+CREATE TABLE td_part (a int) PARTITION BY RANGE (a);
+CREATE TABLE td_part1 PARTITION OF td_part FOR VALUES FROM (0) TO (10);
+SET default_table_access_method = fractam;
+CREATE TABLE td5 (a int);
+CREATE TEMP TABLE td6 (a int);
+RESET default_table_access_method;
+CREATE TABLE td_bad (a int) WITH (fanout = 4);
+RESET fractam.default_compression;
+CREATE TABLE td7 (a int) USING fractam;
+SELECT c.relname, a.amname, c.reloptions FROM pg_class c JOIN pg_am a ON a.oid = c.relam
+WHERE c.relname LIKE 'td%' ORDER BY c.relname;
+INSERT INTO td1 SELECT g, 'row ' || g FROM generate_series(1, 20000) g;
+VACUUM td1;
+SELECT compressed_leaf_pages > 10 AS compressed FROM fractam_stats('td1');
+DROP TABLE td1, td2, td3, td4, td5, td6, td7, td_heap, td_heap2, td_heap3, td_part;

@@ -21,6 +21,8 @@ extern void fractam_install_executor_hook(void);
 /* index/index_handler.c: the compression options of indexes and tables */
 extern void fractam_validate_compression(const char *value);
 extern void fractam_check_compression_level(int codec, int level);
+/* ... and fractam.default_compression, for relations created without one */
+extern int	fractam_default_compression;
 
 /*
  * A 32-bit xid near the present (a removal horizon: not older than the

@@ -116,7 +116,6 @@ extern void fractam_unique_locks_init(void);
 /* index_compare.c */
 extern bool fractam_direct_apply;
 extern int	fractam_debug_unique_delay;
-extern int	fractam_default_compression;
 extern void fractam_index_codec(Relation index, FtCodecId *codec, int *level);
 
 /* index_compare.c */

@@ -33,6 +33,11 @@
  * put back after.  A table whose access method changes away from fractam
  * drops them.
  *
+ * A table created without a compression method takes
+ * fractam.default_compression's (unless it is "none"), written into its
+ * parameters like one given, so that it stays and pg_dump shows it; a
+ * CREATE TABLE that makes no fractam table drops it silently.
+ *
  * Only tables: an ALTER TABLE naming an index goes to the index's own
  * options (fractam indexes have a fanout too); materialized views,
  * partitioned and foreign tables refuse them, as heap does.
@@ -73,6 +78,7 @@ struct FractamTableOptionsWork
 	Oid			relid;			/* the table, once known */
 	Oid			transient;		/* a rewrite's new relation file */
 	List	   *final;			/* fractam's parameters after the statement */
+	bool		defaulted;		/* final's last is fractam.default_compression's */
 	bool		changed;		/* the statement sets or resets them */
 	bool		stripped;		/* taken out of pg_class while it runs */
 	bool		drop_all;		/* the access method changes from fractam */
@@ -254,11 +260,13 @@ fractam_table_options_needs_rewrite(Node *stmt)
 	switch (nodeTag(stmt))
 	{
 		case T_CreateStmt:
-			return has_table_option(((CreateStmt *) stmt)->options);
+			return has_table_option(((CreateStmt *) stmt)->options) ||
+				fractam_default_compression != FT_CODEC_NONE;
 		case T_CreateTableAsStmt:
 			return ((CreateTableAsStmt *) stmt)->objtype == OBJECT_TABLE &&
 				((CreateTableAsStmt *) stmt)->into != NULL &&
-				has_table_option(((CreateTableAsStmt *) stmt)->into->options);
+				(has_table_option(((CreateTableAsStmt *) stmt)->into->options) ||
+				 fractam_default_compression != FT_CODEC_NONE);
 		case T_AlterTableStmt:
 			{
 				AlterTableStmt *as = (AlterTableStmt *) stmt;
@@ -296,6 +304,14 @@ rewrite_create(List **options, FractamTableOptionsWork *work)
 	List	   *ours = NIL;
 
 	*options = split_options(*options, &ours);
+	if (fractam_default_compression != FT_CODEC_NONE &&
+		list_length(without_option(ours, "compression")) == list_length(ours))
+	{
+		ours = lappend(ours, makeDefElem("compression",
+										 (Node *) makeString(pstrdup(ft_codec_name(fractam_default_compression))),
+										 -1));
+		work->defaulted = true;
+	}
 	work->creating = true;
 	work->changed = true;
 	work->final = ours;
@@ -517,8 +533,12 @@ fractam_table_options_apply(FractamTableOptionsWork *work)
 	if (work->changed && work->final != NIL && !is_fractam_table(work->relid))
 	{
 		const char *name = ((DefElem *) linitial(work->final))->defname;
-		const char *relname = get_rel_name(work->relid);
+		const char *relname;
 
+		/* only fractam.default_compression's: not for this table */
+		if (work->defaulted && list_length(work->final) == 1)
+			return;
+		relname = get_rel_name(work->relid);
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("unrecognized parameter \"%s\"", name),
