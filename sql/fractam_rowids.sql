@@ -73,6 +73,13 @@ SELECT rowids_left FROM fractam_table_stats('near_end');
 VACUUM FULL near_end;
 SELECT count(*), min(ctid), max(ctid) FROM near_end;
 INSERT INTO near_end VALUES (0);
+-- a rewrite whose new file starts near the end, with more rows than it
+-- has row ids for, is refused
+INSERT INTO near_end SELECT generate_series(1, 600);
+SET fractam.debug_table_first_rowid = 1249835482000;
+VACUUM FULL near_end;
+RESET fractam.debug_table_first_rowid;
+SELECT count(*), min(ctid) FROM near_end;
 DROP TABLE near_end;
 
 -- The size in TID blocks follows the last row id stored, which planning

@@ -3,7 +3,7 @@
 #
 # The rewrite loads the table's new file bottom-up (ft_build.c), each page
 # logged as a whole image; a compressed table's new leaves are all
-# compressed.  The primary (wal_consistency_checking = 'fractam', so the
+# compressed but the last (the append point).  The primary (wal_consistency_checking = 'fractam', so the
 # standby compares every replayed page) rewrites the tables, takes more
 # rows, updates and deletes some, and is killed (kill -9) before any
 # checkpoint: recovery must rebuild the new files from WAL alone.  Then
@@ -74,7 +74,7 @@ for my $t ('rw_lz4', 'rw_zstd')
 	my ($c, $l) = split /\|/, $primary->safe_psql('postgres',
 		"SELECT compressed_leaf_pages, leaf_pages FROM fractam_stats('$t')");
 	cmp_ok($c, '>', 10, "$t: the rewrite wrote compressed leaves ($c)");
-	is($c, $l, "$t: the rewrite wrote every leaf compressed");
+	is($c, $l - 1, "$t: the rewrite wrote every leaf compressed but the append point");
 }
 $primary->safe_psql('postgres', both(q{
 	INSERT INTO {T} SELECT g, g % 311, 'new ' || g FROM generate_series(50001, 53000) g;

@@ -25,7 +25,7 @@
 
 typedef struct BuildLevel
 {
-	Buffer		buf;			/* page being filled (allocated, locked) */
+	Buffer		buf;			/* page being filled (allocated, pinned) */
 	char	   *lowkey;			/* its lower bound; NULL on the first page */
 	Size		lowkeylen;
 	char	  **items;			/* leaf items / pivot keys (copies) */
@@ -89,6 +89,21 @@ build_state_new(FtTree *tree)
 	return state;
 }
 
+/*
+ * A new page for the build, pinned but not locked: nobody else reads the
+ * relation while it is built, and a build holding buffer locks from page to
+ * page would hold off query cancel and shutdown (an LWLock defers
+ * interrupts) for as long as its input takes.  write_page locks it.
+ */
+static Buffer
+build_newbuf(FtBuildState state)
+{
+	Buffer		buf = ft_newbuf(state->tree);
+
+	LockBuffer(buf, BUFFER_LOCK_UNLOCK);
+	return buf;
+}
+
 FtBuildState
 ft_build_begin(FtTree *tree)
 {
@@ -97,9 +112,9 @@ ft_build_begin(FtTree *tree)
 	if (ft_nblocks(tree) != 0)
 		elog(ERROR, "%s \"%s\" already contains data",
 			 ft_relkind_name(tree->rel), RelationGetRelationName(tree->rel));
-	state->metabuf = ft_newbuf(tree);
+	state->metabuf = build_newbuf(state);
 	Assert(BufferGetBlockNumber(state->metabuf) == FT_METAPAGE_BLKNO);
-	level_start(state, 0, ft_newbuf(tree));
+	level_start(state, 0, build_newbuf(state));
 	return state;
 }
 
@@ -128,6 +143,8 @@ ft_build_begin_empty(FtTree *tree)
 			 ft_relkind_name(tree->rel), RelationGetRelationName(tree->rel));
 	state->seq = meta->seq;
 	state->seq_first = meta->seq_first;
+	LockBuffer(state->metabuf, BUFFER_LOCK_UNLOCK);
+	LockBuffer(leafbuf, BUFFER_LOCK_UNLOCK);
 	level_start(state, 0, leafbuf);
 	return state;
 }
@@ -144,6 +161,7 @@ ft_build_set_seq(FtBuildState state, uint64 seq)
 static void
 write_page(FtBuildState state, Buffer buf, Page image)
 {
+	LockBuffer(buf, BUFFER_LOCK_EXCLUSIVE);
 	START_CRIT_SECTION();
 	memcpy(BufferGetPage(buf), image, BLCKSZ);
 	MarkBufferDirty(buf);
@@ -254,12 +272,12 @@ add_pivot(FtBuildState state, int level, const char *key, Size keylen,
 	{
 		state->nlevels = level + 1;
 		memset(&state->levels[level], 0, sizeof(BuildLevel));
-		level_start(state, level, ft_newbuf(state->tree));
+		level_start(state, level, build_newbuf(state));
 	}
 	lv = &state->levels[level];
 	if (level_full(state, level, keylen))
 	{
-		Buffer		next = ft_newbuf(state->tree);
+		Buffer		next = build_newbuf(state);
 		char	   *sep = copy_key(state->cxt, key, keylen);
 
 		finish_page(state, level, sep, keylen, BufferGetBlockNumber(next), false);
@@ -290,7 +308,7 @@ write_compressed_leaf(FtBuildState state, int from, int n, const char *hikey,
 	PGAlignedBlock image;
 	FtPageOpaqueData template;
 	BlockNumber blkno = BufferGetBlockNumber(lv->buf);
-	Buffer		next = last ? InvalidBuffer : ft_newbuf(state->tree);
+	Buffer		next = last ? InvalidBuffer : build_newbuf(state);
 
 	memset(&template, 0, sizeof(template));
 	template.ft_right = last ? InvalidBlockNumber : BufferGetBlockNumber(next);
@@ -357,40 +375,87 @@ emit_compressed_leaves(FtBuildState state, const char *next, Size nextlen)
 	lv->sparecxt = tmp;
 }
 
-/* the last compressed batch of a build: everything pending is written */
+/*
+ * Where a table's append point starts in the last batch: the items at the
+ * end that fill one uncompressed leaf to fillfactor.  A table's new rows
+ * go to its last leaf; VACUUM never compresses it, and neither does a
+ * build (a compressed last leaf would be rewritten at the first insert).
+ */
+static int
+append_point_start(FtBuildState state)
+{
+	FtTree	   *tree = state->tree;
+	BuildLevel *lv = &state->levels[0];
+	Size		budget = FT_LEAF_CAPACITY * tree->fillfactor / 100;
+	Size		used = 0;
+	int			start = lv->n;
+
+	if (tree->frame_chgcap == 0)
+		return lv->n;
+	while (start > 0 && used + ft_item_space(lv->lens[start - 1]) <= budget)
+	{
+		used += ft_item_space(lv->lens[start - 1]);
+		start--;
+	}
+	return start;
+}
+
+/*
+ * The last compressed batch of a build: everything pending is written,
+ * compressed but for a table's append point (append_point_start).
+ */
 static void
 finish_compressed_leaves(FtBuildState state)
 {
 	FtTree	   *tree = state->tree;
 	BuildLevel *lv = &state->levels[0];
 	int			starts[FT_FRAME_MAX_ITEMS + 1];
-	int			np;
+	int			np = 0;
 	int			p;
+	int			ncomp = append_point_start(state);
 
-	np = ft_cut_compressed(tree, lv->items, lv->lens, lv->n, 0, starts,
-						   lengthof(starts), false);
+	if (ncomp > 0)
+		np = ft_cut_compressed(tree, lv->items, lv->lens, ncomp,
+							   ncomp < lv->n ?
+							   ft_item_space(ft_key_len(tree, lv->lens[ncomp])) : 0,
+							   starts, lengthof(starts), false);
 	/* a tree needs at least two leaves to have a root above them */
-	if (np == 1 && lv->npages_done == 0)
+	if (np == 1 && lv->npages_done == 0 && ncomp == lv->n)
 	{
 		np = 2;
 		starts[1] = lv->n / 2;
 	}
 	for (p = 0; p < np; p++)
 	{
-		int			end = (p + 1 < np) ? starts[p + 1] : lv->n;
+		int			end = (p + 1 < np) ? starts[p + 1] : ncomp;
+		bool		last = p + 1 == np && ncomp == lv->n;
 		const char *hikey = NULL;
 		Size		hikeylen = 0;
 
 		/* (the first of two leaves of a one-entry tree is empty) */
-		if (p + 1 < np)
+		if (!last)
 			hikey = ft_separator(tree,
 								 end > starts[p] ? lv->items[end - 1] : NULL,
 								 end > starts[p] ? lv->lens[end - 1] : 0,
 								 lv->items[end], lv->lens[end], &hikeylen);
 		write_compressed_leaf(state, starts[p], end - starts[p], hikey,
-							  hikeylen, p + 1 == np);
+							  hikeylen, last);
 		if (hikey != NULL && hikey != lv->items[end])
 			pfree((char *) hikey);
+	}
+
+	/* the append point: the last leaf, uncompressed */
+	if (ncomp < lv->n)
+	{
+		lv->used = 0;
+		for (p = ncomp; p < lv->n; p++)
+		{
+			lv->items[p - ncomp] = lv->items[p];
+			lv->lens[p - ncomp] = lv->lens[p];
+			lv->used += ft_item_space(lv->lens[p]);
+		}
+		lv->n -= ncomp;
+		finish_page(state, 0, NULL, 0, InvalidBlockNumber, false);
 	}
 	lv->n = 0;
 }
@@ -416,7 +481,7 @@ ft_build_add(FtBuildState state, const char *item, Size len)
 	}
 	if (level_full(state, 0, len))
 	{
-		Buffer		next = ft_newbuf(state->tree);
+		Buffer		next = build_newbuf(state);
 		Size		seplen;
 		const char *key = ft_separator(state->tree, lv->items[lv->n - 1],
 									   lv->lens[lv->n - 1], item, len,

@@ -319,6 +319,7 @@ extern void fractam_table_tree(Relation rel, FtTree *tree);
 extern FtRowId fractam_next_rowid(Relation rel);
 extern FtRowId fractam_next_rowid_ex(Relation rel, bool *last_in_range);
 extern uint64 fractam_rowid_limit(Relation rel);
+extern void fractam_warn_rowids_running_out(Relation rel, uint64 end);
 extern FtRowId fractam_rowid_end(Relation rel);
 extern FtRowId fractam_rowid_first(Relation rel);
 extern void fractam_forget_cache(Relation rel);

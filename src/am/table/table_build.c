@@ -357,6 +357,7 @@ fractam_relation_copy_for_cluster(Relation OldTable, Relation NewTable,
 	FtTree		newtree;
 	FtBuildState build;
 	FtRowId		first;
+	Size		written = 0;
 	Size		compact_limit;
 
 	memset(&src, 0, sizeof(src));
@@ -405,6 +406,15 @@ fractam_relation_copy_for_cluster(Relation OldTable, Relation NewTable,
 	newtree.fillfactor = FRACTAM_REWRITE_FILLFACTOR;
 	compact_limit = fractam_compact_limit(NewTable);
 	first = ft_meta_read_seq(&newtree);
+	if (nmap > FRACTAM_ROWID_LIMIT - Min(first, FRACTAM_ROWID_LIMIT))
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("table \"%s\" would use more than its %llu row ids",
+						RelationGetRelationName(OldTable),
+						(unsigned long long) FRACTAM_ROWID_LIMIT),
+				 errdetail("The rewrite keeps %llu row versions, numbered from %llu.",
+						   (unsigned long long) nmap, (unsigned long long) first)));
+	fractam_warn_rowids_running_out(NewTable, first + nmap);
 	build = ft_build_begin_empty(&newtree);
 	source_begin(&src, false);
 	while ((tup = source_next(&src)) != NULL)
@@ -423,8 +433,12 @@ fractam_relation_copy_for_cluster(Relation OldTable, Relation NewTable,
 			continue;
 		key.oldid = fractam_tid_rowid(&tup->t_self);
 		found = bsearch(&key, map, nmap, sizeof(RowIdMap), rowidmap_cmp);
-		Assert(found != NULL);
+		/* the second pass sees what the first saw, in the same order */
+		if (found == NULL || found->newid != written)
+			elog(ERROR, "table \"%s\" changed while it was rewritten",
+				 RelationGetRelationName(OldTable));
 		newid = first + found->newid;
+		written++;
 
 		copy = heap_copytuple(tup);
 		fractam_rowid_tid(newid, &copy->t_self);

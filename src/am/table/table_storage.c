@@ -450,8 +450,8 @@ first_rowid(void)
  * as PostgreSQL warns before transaction ids wrap around; ft_meta_take_seq
  * refuses row ids beyond the limit with an error.
  */
-static void
-warn_rowids_running_out(Relation rel, uint64 end)
+void
+fractam_warn_rowids_running_out(Relation rel, uint64 end)
 {
 	if (end < FRACTAM_ROWID_LIMIT / 100 * 80)
 		return;
@@ -528,7 +528,7 @@ fractam_next_rowid_ex(Relation rel, bool *last_in_range)
 		first = ft_meta_take_seq(&tree, &policy, &count);
 		/* (rowids_granted set the range) */
 		Assert(cache->next_rowid == first && cache->end_rowid == first + count);
-		warn_rowids_running_out(rel, first + count);
+		fractam_warn_rowids_running_out(rel, first + count);
 		fractam_vm_cover(rel, first + count - 1);
 	}
 	*last_in_range = cache->next_rowid + 1 >= cache->end_rowid;
