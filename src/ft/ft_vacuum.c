@@ -824,7 +824,7 @@ unlink_empty_leaves(FtTree *tree, BlockNumber bblk, EmptyLeaves *empties,
 		bufs[0] = bbuf;
 		bufs[1] = lsbuf;
 		bufs[2] = lbuf;
-		ftxlog_images(tree->rel, bufs, 3, FT_IMAGES_DELETE);
+		ftxlog_images_relinked(tree->rel, bufs, 3, FT_IMAGES_DELETE_RELINK);
 		END_CRIT_SECTION();
 
 		UnlockReleaseBuffer(lbuf);
@@ -891,7 +891,8 @@ leaf_items_space(Page page)
  * right: anyone who reaches one through an old pointer moves right to it.
  * Keys only ever move right, as in a split, so a reader that copied a leaf
  * before finds nothing twice: a forward scan goes on past its old high key
- * (ft_scan.c), and a lookup moves right.  One WAL record with every image.
+ * (ft_scan.c), and a lookup moves right.  One WAL record: images of the
+ * node and the leaves, and the left sibling's new right link.
  */
 static bool
 merge_leaves(FtTree *tree, Buffer bbuf, int a, Buffer lsbuf, Buffer *leaves,
@@ -977,7 +978,7 @@ merge_leaves(FtTree *tree, Buffer bbuf, int a, Buffer lsbuf, Buffer *leaves,
 			bufs[i + 2] = leaves[i];
 		for (int i = 0; i < k + 2; i++)
 			MarkBufferDirty(bufs[i]);
-		ftxlog_images(tree->rel, bufs, k + 2, FT_IMAGES_MERGED);
+		ftxlog_images_relinked(tree->rel, bufs, k + 2, FT_IMAGES_MERGED_RELINK);
 		END_CRIT_SECTION();
 	}
 	if (pruned)

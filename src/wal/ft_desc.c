@@ -86,6 +86,12 @@ ft_desc(StringInfo buf, XLogReaderState *record)
 					case FT_IMAGES_MERGED:
 						reason = "leaves merged into a compressed leaf";
 						break;
+					case FT_IMAGES_MERGED_RELINK:
+						reason = "leaves merged into a compressed leaf (left sibling relinked)";
+						break;
+					case FT_IMAGES_DELETE_RELINK:
+						reason = "delete page (left sibling relinked)";
+						break;
 					default:
 						reason = "unknown";
 						break;

@@ -242,14 +242,36 @@ ft_redo_images(XLogReaderState *record)
 
 	for (i = 0; i < xlrec->nblocks; i++)
 	{
-		if (XLogReadBufferForRedo(record, i, &bufs[i]) != BLK_RESTORED)
+		XLogRedoAction action = XLogReadBufferForRedo(record, i, &bufs[i]);
+
+		if (i == 1 && FtImagesRelinked(xlrec->reason))
+		{
+			/* the left sibling takes its new right link */
+			if (action == BLK_NEEDS_REDO)
+			{
+				Page		page = BufferGetPage(bufs[i]);
+				Size		len;
+				char	   *data = XLogRecGetBlockData(record, i, &len);
+				BlockNumber right;
+
+				if (len != sizeof(BlockNumber))
+					wal_format_mismatch("IMAGES (relink)");
+				memcpy(&right, data, sizeof(right));
+				FtPageGetOpaque(page)->ft_right = right;
+				PageSetLSN(page, record->EndRecPtr);
+				MarkBufferDirty(bufs[i]);
+			}
+			continue;
+		}
+		if (action != BLK_RESTORED)
 			elog(ERROR, "fractam redo: image record without image for block %d", i);
 	}
 	/* hot-standby backends drop routing copies that may lead to the node */
 	if (xlrec->reason == FT_IMAGES_DELETE_UPPER)
 		ft_routecache_advance_epoch();
 	for (i = 0; i < xlrec->nblocks; i++)
-		UnlockReleaseBuffer(bufs[i]);
+		if (BufferIsValid(bufs[i]))
+			UnlockReleaseBuffer(bufs[i]);
 }
 
 static void

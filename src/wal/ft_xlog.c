@@ -169,6 +169,39 @@ ftxlog_images(Relation rel, Buffer *bufs, int nbufs, uint16 reason)
 		PageSetLSN(BufferGetPage(bufs[i]), recptr);
 }
 
+/*
+ * ftxlog_images, but block 1 (a left sibling whose only change is its
+ * right link) is logged as its new right link, not as an image: half of
+ * what a merge of two leaves or the deletion of an empty leaf would log
+ * otherwise.
+ */
+void
+ftxlog_images_relinked(Relation rel, Buffer *bufs, int nbufs, uint16 reason)
+{
+	xl_ft_images xlrec;
+	XLogRecPtr	recptr;
+	BlockNumber right;
+	int			i;
+
+	if (!RelationNeedsWAL(rel))
+		return;
+	Assert(nbufs >= 2 && nbufs <= FT_MAX_RECORD_BLOCKS);
+	Assert(FtImagesRelinked(reason));
+	xlrec.nblocks = nbufs;
+	xlrec.reason = reason;
+	right = FtPageGetOpaque(BufferGetPage(bufs[1]))->ft_right;
+
+	XLogBeginInsert();
+	XLogRegisterData((char *) &xlrec, sizeof(xlrec));
+	for (i = 0; i < nbufs; i++)
+		XLogRegisterBuffer(i, bufs[i], i == 1 ? REGBUF_STANDARD :
+						   REGBUF_FORCE_IMAGE | REGBUF_STANDARD);
+	XLogRegisterBufData(1, (char *) &right, sizeof(right));
+	recptr = XLogInsert(RM_FRACTAM_ID, XLOG_FT_IMAGES);
+	for (i = 0; i < nbufs; i++)
+		PageSetLSN(BufferGetPage(bufs[i]), recptr);
+}
+
 void
 ftxlog_vacuum(Relation rel, Buffer buf, OffsetNumber *offsets, int ndeleted)
 {

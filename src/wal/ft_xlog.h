@@ -100,6 +100,14 @@ typedef struct xl_ft_images
 								 * compressed, the others deleted) */
 #define FT_IMAGES_RECOMPRESSED	7	/* VACUUM changed a compressed leaf's
 										 * entries: a new frame */
+#define FT_IMAGES_MERGED_RELINK	9	/* FT_IMAGES_MERGED whose block 1, the
+									 * left sibling, only takes a new right
+									 * link: block data = that BlockNumber,
+									 * not an image */
+#define FT_IMAGES_DELETE_RELINK	10	/* the same for FT_IMAGES_DELETE of an
+									 * empty leaf (node, left sibling, leaf) */
+#define FtImagesRelinked(reason) \
+	((reason) == FT_IMAGES_MERGED_RELINK || (reason) == FT_IMAGES_DELETE_RELINK)
 
 /*
  * XLOG_FT_FRAME_DEAD: block 0 = compressed leaf, block data = the indexes
@@ -285,6 +293,8 @@ extern void ftxlog_move(Relation rel, Buffer upper, OffsetNumber *moved,
 						int nmoved, Buffer lower, const char *payload,
 						Size payloadlen, uint64 lower_msn);
 extern void ftxlog_images(Relation rel, Buffer *bufs, int nbufs, uint16 reason);
+extern void ftxlog_images_relinked(Relation rel, Buffer *bufs, int nbufs,
+								   uint16 reason);
 extern void ftxlog_prune(Relation rel, Buffer buf, const char *delta,
 						 Size deltalen, uint16 ndeleted, uint16 ninserted);
 extern void ftxlog_frame_dead(Relation rel, Buffer buf, uint64 stamp,
