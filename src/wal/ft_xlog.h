@@ -81,7 +81,11 @@ typedef struct xl_ft_flush
 #define FT_XL_LEAF_DELTA	0x0002	/* the old leaf, changed in place: block
 									 * 1 data is an FtLeafDelta, not an image */
 
-/* XLOG_FT_IMAGES: blocks 0..nblocks-1 carry whole page images */
+/*
+ * XLOG_FT_IMAGES: blocks 0..nblocks-1 carry whole page images; with the
+ * reasons FtImagesRelinked says, block 1 carries only its new right link
+ * (block data: a BlockNumber).
+ */
 typedef struct xl_ft_images
 {
 	uint16		nblocks;

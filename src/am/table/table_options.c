@@ -36,7 +36,8 @@
  * A table created without a compression method takes
  * fractam.default_compression's (unless it is "none"), written into its
  * parameters like one given, so that it stays and pg_dump shows it; a
- * CREATE TABLE that makes no fractam table drops it silently.
+ * CREATE TABLE that makes no fractam table drops it silently, and
+ * pg_upgrade's (binary upgrade) takes none.
  *
  * Only tables: an ALTER TABLE naming an index goes to the index's own
  * options (fractam indexes have a fanout too); materialized views,
@@ -304,7 +305,8 @@ rewrite_create(List **options, FractamTableOptionsWork *work)
 	List	   *ours = NIL;
 
 	*options = split_options(*options, &ours);
-	if (fractam_default_compression != FT_CODEC_NONE &&
+	/* pg_upgrade makes tables as they were */
+	if (fractam_default_compression != FT_CODEC_NONE && !IsBinaryUpgrade &&
 		list_length(without_option(ours, "compression")) == list_length(ours))
 	{
 		ours = lappend(ours, makeDefElem("compression",
