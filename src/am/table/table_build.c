@@ -327,8 +327,9 @@ visible_to_everyone(HeapTupleHeader hdr, TransactionId OldestXmin)
 /*
  * Copy every version some snapshot may still see into NewTable, in row-id
  * order (VACUUM FULL) or the index's order (CLUSTER), numbering them from
- * the new file's first row id (0, unless a debug setting says otherwise).  Versions are frozen on the way as VACUUM freezes them
- * (table_freeze.c, with the caller's freeze limit);
+ * the new file's first row id (0, unless a debug setting says otherwise).
+ * Versions are frozen on the way as VACUUM freezes them (table_freeze.c,
+ * with the caller's freeze limit);
  * links to the next version of an updated row are renumbered, or point to
  * the version itself when that next version is gone.  A first pass numbers
  * the survivors, the second writes them; those visible to everyone settle
