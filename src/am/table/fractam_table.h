@@ -297,6 +297,17 @@ typedef struct FractamTableCache
 	int8		compact_forms;	/* -1 unknown; else may the tree hold
 								 * compact and settled versions (format
 								 * 4 and later)? */
+
+	/*
+	 * The visibility-map bits of a new version's pseudo-block, cleared once
+	 * per transaction and pseudo-block (fractam_vm_leaf_insert_hook):
+	 * own_xid is the transaction whose new version this backend is storing
+	 * right now (else InvalidTransactionId), cleared_xid had its own
+	 * version stored in pseudo-block cleared_block after clearing its bits.
+	 */
+	TransactionId vm_own_xid;
+	TransactionId vm_cleared_xid;
+	BlockNumber vm_cleared_block;
 } FractamTableCache;
 
 /* table_options.c */

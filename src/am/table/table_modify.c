@@ -150,6 +150,9 @@ fractam_multi_insert(Relation rel, TupleTableSlot **slots, int nslots,
 	fractam_table_tree(rel, &tree);
 	if (bistate)
 		tree.strategy = bistate->strategy;
+	/* versions of this transaction's own (see fractam_vm_leaf_insert_hook) */
+	if (!(options & HEAP_INSERT_FROZEN))
+		((FractamTableCache *) tree.owner)->vm_own_xid = xid;
 	for (i = 0; i < nslots; i++)
 	{
 		TupleTableSlot *slot = slots[i];
@@ -186,6 +189,7 @@ fractam_multi_insert(Relation rel, TupleTableSlot **slots, int nslots,
 	if (stored < nslots)
 		ft_insert_ascending(&tree, items + stored, lens + stored,
 							nslots - stored);
+	((FractamTableCache *) tree.owner)->vm_own_xid = InvalidTransactionId;
 	pgstat_count_heap_insert(rel, nslots);
 
 	for (i = 0; i < nslots; i++)

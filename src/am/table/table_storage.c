@@ -830,9 +830,16 @@ fractam_store_version(Relation rel, FtRowId rowid, HeapTuple tup)
 	Size		len;
 	char	   *item = fractam_version_item(rowid, tup,
 											fractam_compact_limit(rel), &len);
+	FractamTableCache *cache;
 
 	fractam_table_tree(rel, &tree);
+	cache = (FractamTableCache *) tree.owner;
+	/* a version of this transaction's own (see fractam_vm_leaf_insert_hook) */
+	if (!HeapTupleHeaderXminFrozen(tup->t_data) &&
+		HeapTupleHeaderGetRawXmin(tup->t_data) == GetCurrentTransactionIdIfAny())
+		cache->vm_own_xid = HeapTupleHeaderGetRawXmin(tup->t_data);
 	ft_insert(&tree, item, len);	/* refuses rows too large for a leaf */
+	cache->vm_own_xid = InvalidTransactionId;
 	pfree(item);
 }
 
