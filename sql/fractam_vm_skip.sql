@@ -63,6 +63,9 @@ SELECT fractam_verify('vs');
 -- of rows deleted one after another run out of room and split, so there
 -- are about twice as many of them to read as the rows alone would fill.)
 DELETE FROM vs WHERE id BETWEEN 20000 AND 25000;
+-- (an older snapshot, such as autovacuum's ANALYZE of another table, would
+-- keep the deleted rows)
+SELECT ft_wait_for_old_snapshots();
 SELECT pg_stat_force_next_flush();
 SELECT vs_note('before third');
 VACUUM vs;
