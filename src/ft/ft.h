@@ -183,6 +183,14 @@ typedef struct FtTree
 	BufferAccessStrategy strategy;
 
 	/*
+	 * A new page, locked exclusively, that an insert took for the split of
+	 * a full leaf before it locked the leaf's parent exclusively
+	 * (ft_insert.c, take_spare_leaf); ft_newleaf hands it out first.  Set
+	 * only during one ft_insert, InvalidBuffer otherwise.
+	 */
+	Buffer		spare_leaf;
+
+	/*
 	 * VACUUM (ft_vacuum) does not wait for a page a scan has pinned: it reads
 	 * that page under a share lock instead, calls the callback with patch
 	 * NULL and changes nothing there, as heap's VACUUM handles a page whose

@@ -15,6 +15,7 @@
 #include "pgstat.h"
 #include "storage/buf_internals.h"
 #include "storage/bufmgr.h"
+#include "storage/freespace.h"
 #include "storage/indexfsm.h"
 #include "storage/lmgr.h"
 #include "storage/smgr.h"
@@ -246,8 +247,6 @@ ft_page_recyclable(Page page)
 									   FullTransactionIdFromU64(opaque->ft_msn));
 }
 
-/* candidates ft_newbuf may reject before it extends the file instead */
-#define FT_NEWBUF_MAX_REJECTS	8
 
 /*
  * True while free_page_candidate searches the free space map.  The FSM
@@ -281,13 +280,17 @@ ft_searching_free_pages(void)
 
 static int	fsm_empty_skips = 0;
 
-/* A page the free space map offers (InvalidBlockNumber if none) */
+/*
+ * A page the free space map offers (InvalidBlockNumber if none); recheck:
+ * ask even if this backend last saw the map without pages.
+ */
 static BlockNumber
-free_page_candidate(Relation rel)
+free_page_candidate(Relation rel, bool recheck)
 {
 	BlockNumber blkno;
 
-	if (RelationGetSmgr(rel)->smgr_cached_nblocks[FSM_FORKNUM] == 0 &&
+	if (!recheck &&
+		RelationGetSmgr(rel)->smgr_cached_nblocks[FSM_FORKNUM] == 0 &&
 		++fsm_empty_skips < FT_FSM_EMPTY_RECHECK)
 		return InvalidBlockNumber;
 	fsm_empty_skips = 0;
@@ -306,20 +309,16 @@ free_page_candidate(Relation rel)
 	return blkno;
 }
 
+/* candidates ft_newbuf may reject before it extends the file instead */
+#define FT_NEWBUF_MAX_REJECTS	8
+
 /*
- * Allocate a page: a recyclable deleted page from the free space map, or a
- * new one at the end of the relation.  Returned exclusively locked; the
- * caller initializes it inside its critical section and logs its image.
- *
- * Holding buffer locks while waiting for the relation extension lock is
- * safe, as in nbtree: the extension lock is never held while waiting for
- * anything else.
+ * A free page from the free space map, locked exclusively: a recyclable
+ * deleted page or a new one (InvalidBuffer if the map has none to give).
  */
 static Buffer
-newbuf(FtTree *tree, BufferAccessStrategy strategy)
+take_free_page(FtTree *tree, BufferAccessStrategy strategy, bool recheck)
 {
-	Buffer		buf;
-	bool		needLock = !RELATION_IS_LOCAL(tree->rel);
 	int			rejected;
 
 	/*
@@ -329,7 +328,8 @@ newbuf(FtTree *tree, BufferAccessStrategy strategy)
 	 */
 	for (rejected = 0; rejected < FT_NEWBUF_MAX_REJECTS; rejected++)
 	{
-		BlockNumber blkno = free_page_candidate(tree->rel);
+		BlockNumber blkno = free_page_candidate(tree->rel, recheck);
+		Buffer		buf;
 
 		if (blkno == InvalidBlockNumber)
 			break;
@@ -358,11 +358,89 @@ newbuf(FtTree *tree, BufferAccessStrategy strategy)
 		}
 		ReleaseBuffer(buf);
 	}
+	return InvalidBuffer;
+}
 
-	if (needLock)
+/*
+ * Pages a backend that waited for the extension lock adds beyond its own,
+ * per backend still waiting (as heap's RelationAddExtraBlocks), and at most
+ * this many.
+ */
+#define FT_EXTRA_PAGES_PER_WAITER	20
+#define FT_MAX_EXTRA_PAGES			512
+
+/*
+ * Extend the file by n new pages for others to take from the free space
+ * map: while appenders wait for the extension lock, each extension by one
+ * page makes the next waiter wait again (a table's appenders take a new
+ * leaf every few dozen rows each).  The pages are zeroed and not logged,
+ * as new pages always are until used: after a crash VACUUM finds them new
+ * and offers them again (record_unreached_free_pages).
+ */
+static void
+add_extra_pages(FtTree *tree, BufferAccessStrategy strategy, int n)
+{
+	BlockNumber first = InvalidBlockNumber;
+	BlockNumber last = InvalidBlockNumber;
+
+	for (int i = 0; i < n; i++)
+	{
+		Buffer		buf = ReadBufferExtended(tree->rel, MAIN_FORKNUM, P_NEW,
+											 RBM_ZERO_AND_LOCK, strategy);
+
+		last = BufferGetBlockNumber(buf);
+		if (first == InvalidBlockNumber)
+			first = last;
+		UnlockReleaseBuffer(buf);
+		RecordFreeIndexPage(tree->rel, last);
+	}
+	if (first != InvalidBlockNumber)
+		FreeSpaceMapVacuumRange(tree->rel, first, last + 1);
+}
+
+/*
+ * Allocate a page: a recyclable deleted page from the free space map, or a
+ * new one at the end of the relation.  Returned exclusively locked; the
+ * caller initializes it inside its critical section and logs its image.
+ *
+ * Holding buffer locks while waiting for the relation extension lock is
+ * safe, as in nbtree: the extension lock is never held while waiting for
+ * anything else.
+ */
+static Buffer
+newbuf(FtTree *tree, BufferAccessStrategy strategy)
+{
+	Buffer		buf;
+	bool		needLock = !RELATION_IS_LOCAL(tree->rel);
+	int			extra = 0;
+
+	buf = take_free_page(tree, strategy, false);
+	if (BufferIsValid(buf))
+		return buf;
+
+	if (needLock &&
+		!ConditionalLockRelationForExtension(tree->rel, ExclusiveLock))
+	{
 		LockRelationForExtension(tree->rel, ExclusiveLock);
+
+		/*
+		 * The backend that had the lock may have added pages for the
+		 * waiters (below): take one of those.  Else add some for the
+		 * backends still waiting.
+		 */
+		buf = take_free_page(tree, strategy, true);
+		if (BufferIsValid(buf))
+		{
+			UnlockRelationForExtension(tree->rel, ExclusiveLock);
+			return buf;
+		}
+		extra = Min(FT_MAX_EXTRA_PAGES, FT_EXTRA_PAGES_PER_WAITER *
+					RelationExtensionLockWaiterCount(tree->rel));
+	}
 	buf = ReadBufferExtended(tree->rel, MAIN_FORKNUM, P_NEW,
 							 RBM_ZERO_AND_LOCK, strategy);
+	if (extra > 0)
+		add_extra_pages(tree, strategy, extra);
 	if (needLock)
 		UnlockRelationForExtension(tree->rel, ExclusiveLock);
 	return buf;
@@ -382,7 +460,34 @@ ft_newbuf(FtTree *tree)
 Buffer
 ft_newleaf(FtTree *tree)
 {
+	Buffer		buf = tree->spare_leaf;
+
+	if (BufferIsValid(buf))
+	{
+		tree->spare_leaf = InvalidBuffer;
+		return buf;
+	}
 	return newbuf(tree, tree->strategy);
+}
+
+/*
+ * Give back the page an insert took for a split that did not happen
+ * (FtTree.spare_leaf): the free space map offers it to the next allocation,
+ * which checks it under its lock as any free page (it is new, or deleted
+ * and recyclable).
+ */
+void
+ft_release_spare_leaf(FtTree *tree)
+{
+	Buffer		buf = tree->spare_leaf;
+	BlockNumber blkno;
+
+	if (!BufferIsValid(buf))
+		return;
+	tree->spare_leaf = InvalidBuffer;
+	blkno = BufferGetBlockNumber(buf);
+	UnlockReleaseBuffer(buf);
+	RecordFreeIndexPage(tree->rel, blkno);
 }
 
 /*
@@ -820,5 +925,58 @@ ft_getbuf_recent(FtTree *tree, BlockNumber blkno, int access, Buffer recent)
 	count_recent_read(tree, buf);
 	LockBuffer(buf, access);
 	ft_checkpage(tree->rel, buf);
+	return buf;
+}
+
+/*
+ * The buffer each relation's target leaf (ft_insert.c's fast path) was
+ * last found in, so that an append pins it without a buffer-mapping
+ * lookup.  Direct-mapped by relation file; the target block itself stays
+ * in the relation's smgr (RelationSetTargetBlock), which forgets it when
+ * the relation file changes, so a slot is used only while the two agree.
+ * Only plain reads of shared buffers use it, as for buffer nodes.
+ */
+#define FT_TARGET_SLOTS		64
+
+static NodeBufferSlot target_buffers[FT_TARGET_SLOTS];
+
+static inline NodeBufferSlot *
+target_slot(Relation rel)
+{
+	return &target_buffers[rel->rd_node.relNode % FT_TARGET_SLOTS];
+}
+
+/* blkno, where an insert just went in buffer buf, is the new target */
+void
+ft_set_target(FtTree *tree, BlockNumber blkno, Buffer buf)
+{
+	NodeBufferSlot *slot = target_slot(tree->rel);
+
+	RelationSetTargetBlock(tree->rel, blkno);
+	slot->relnode = tree->rel->rd_node.relNode;
+	slot->blkno = blkno;
+	slot->buf = buf;
+}
+
+/* Pin the target leaf blkno (not locked) */
+Buffer
+ft_pin_target(FtTree *tree, BlockNumber blkno)
+{
+	NodeBufferSlot *slot = target_slot(tree->rel);
+	Buffer		buf;
+
+	if (tree->strategy == NULL && !RelationUsesLocalBuffers(tree->rel) &&
+		slot->relnode == tree->rel->rd_node.relNode &&
+		slot->blkno == blkno && BufferIsValid(slot->buf) &&
+		ReadRecentBuffer(tree->rel->rd_node, MAIN_FORKNUM, blkno, slot->buf))
+	{
+		count_recent_read(tree, slot->buf);
+		return slot->buf;
+	}
+	buf = ReadBufferExtended(tree->rel, MAIN_FORKNUM, blkno, RBM_NORMAL,
+							 tree->strategy);
+	slot->relnode = tree->rel->rd_node.relNode;
+	slot->blkno = blkno;
+	slot->buf = buf;
 	return buf;
 }

@@ -317,67 +317,132 @@ leaf_insert(FtTree *tree, Buffer lbuf, const char *item, Size len,
 }
 
 /*
- * Right-edge fast path (ascending keys): append to the cached rightmost
- * leaf without descending.  The rightmost leaf never has buffered messages
- * (inserts for it are always applied directly), so applying there without
- * looking at its buffer node is safe.
+ * The leaf this backend last inserted into directly (its target block,
+ * RelationSetTargetBlock, as nbtree does), pinned and locked exclusively,
+ * if it still takes items that sort after its last item without a
+ * descent: a live uncompressed leaf with at least one item that is either
+ * the rightmost leaf, or any leaf of an unbuffered tree.  The rightmost
+ * leaf never has buffered messages (inserts for it are always applied
+ * directly), and an unbuffered tree has none anywhere, so applying there
+ * without looking at the buffer node above is safe.  *last is the leaf's
+ * last item; the caller checks that its items go after it and, for a leaf
+ * that is not the rightmost, before its high key (then they belong in
+ * this leaf: the leaf's range holds last, so it starts at or below it).
+ * A leaf another backend holds locked is not waited for.
  */
-static bool
-try_fastpath(FtTree *tree, const char *item, Size len, FtCompareFn keycmp)
+static Buffer
+lock_target_leaf(FtTree *tree, char **last, Size *lastlen)
 {
 	BlockNumber blkno = RelationGetTargetBlock(tree->rel);
 	Buffer		buf;
 	Page		page;
 	FtPageOpaque opaque;
-	bool		ok = false;
 
 	if (blkno == InvalidBlockNumber)
-		return false;
-	buf = ReadBufferExtended(tree->rel, MAIN_FORKNUM, blkno, RBM_NORMAL,
-							 tree->strategy);
+		return InvalidBuffer;
+	/* a bulk load's leaf stays in its ring (FtTree.strategy) */
+	buf = ft_pin_target(tree, blkno);
 	if (!ConditionalLockBuffer(buf))
 	{
 		ReleaseBuffer(buf);
-		return false;
+		return InvalidBuffer;
 	}
 	ft_checkpage(tree->rel, buf);
 	page = BufferGetPage(buf);
 	opaque = FtPageGetOpaque(page);
 	if (FtPageIsLeaf(opaque) && !FtPageIsDeleted(opaque) &&
-		FtPageIsRightmost(opaque) && !FtPageIsCompressed(opaque) &&
-		PageGetMaxOffsetNumber(page) >= FirstOffsetNumber &&
-		PageGetExactFreeSpace(page) >= ft_item_space(len))
+		!FtPageIsCompressed(opaque) &&
+		(FtPageIsRightmost(opaque) || !tree->buffering) &&
+		PageGetMaxOffsetNumber(page) >= FtFirstDataOffset(opaque))
 	{
-		Size		llen;
-		char	   *last = ft_page_item(page, PageGetMaxOffsetNumber(page), &llen);
-
-		/*
-		 * Every item of the tree is <= last, so for a unique insert an item
-		 * whose key sorts after last's key cannot have a duplicate.
-		 */
-		if (ft_cmp(tree, item, len, last, llen) > 0 &&
-			(keycmp == NULL || keycmp(tree->cmp_arg, last, llen, item, len) < 0))
-		{
-			/*
-			 * It goes after last, and fits (checked above): no search for
-			 * its place, and nothing for leaf_insert's other cases to do.
-			 */
-			OffsetNumber off = OffsetNumberNext(PageGetMaxOffsetNumber(page));
-
-			if (tree->leaf_insert_hook)
-				tree->leaf_insert_hook(tree, item, len);
-			START_CRIT_SECTION();
-			ft_page_add_item(page, item, len, off);
-			MarkBufferDirty(buf);
-			ftxlog_insert(tree->rel, buf, off, item, len, false, 0);
-			END_CRIT_SECTION();
-			ok = true;
-		}
+		*last = ft_page_item(page, PageGetMaxOffsetNumber(page), lastlen);
+		return buf;
 	}
 	UnlockReleaseBuffer(buf);
-	if (!ok)
+	RelationSetTargetBlock(tree->rel, InvalidBlockNumber);
+	return InvalidBuffer;
+}
+
+/* Whether item belongs in the target leaf page after last (see above) */
+static inline bool
+target_takes(FtTree *tree, Page page, const char *last, Size lastlen,
+			 const char *item, Size len)
+{
+	Size		hlen;
+	char	   *hikey;
+
+	if (ft_cmp(tree, item, len, last, lastlen) <= 0)
+		return false;
+	if (FtPageIsRightmost(FtPageGetOpaque(page)))
+		return true;
+	hikey = ft_page_item(page, FT_HIKEY, &hlen);
+	return ft_cmp(tree, item, len, hikey, hlen) < 0;
+}
+
+/*
+ * Fast path for ascending keys: insert into the target leaf (above) without
+ * descending, where the item goes after last, or (not for unique inserts)
+ * anywhere after the leaf's first item: an appender whose leaf another
+ * appender's newer row ids share (each takes a pseudo-block of a table's
+ * row ids at the right edge) inserts before the other's rows until the
+ * leaf splits between the two.  A unique insert takes it only at the right
+ * edge: every item of the tree is <= the rightmost leaf's last item, so an
+ * item whose key sorts after last's key cannot have a duplicate.
+ */
+static bool
+try_fastpath(FtTree *tree, const char *item, Size len, FtCompareFn keycmp)
+{
+	char	   *last;
+	Size		llen;
+	Buffer		buf = lock_target_leaf(tree, &last, &llen);
+	Page		page;
+	OffsetNumber off = InvalidOffsetNumber;
+
+	if (!BufferIsValid(buf))
+		return false;
+	page = BufferGetPage(buf);
+	if (PageGetExactFreeSpace(page) < ft_item_space(len))
+	{
+		/* full: leaf_insert prunes or splits it */
+	}
+	else if (target_takes(tree, page, last, llen, item, len))
+	{
+		if (keycmp == NULL ||
+			(FtPageIsRightmost(FtPageGetOpaque(page)) &&
+			 keycmp(tree->cmp_arg, last, llen, item, len) < 0))
+			off = OffsetNumberNext(PageGetMaxOffsetNumber(page));
+	}
+	else if (keycmp == NULL)
+	{
+		OffsetNumber first = FtFirstDataOffset(FtPageGetOpaque(page));
+		Size		flen;
+		char	   *fitem = ft_page_item(page, first, &flen);
+		bool		found;
+
+		/* between the first item and last: in this leaf's range */
+		if (ft_cmp(tree, item, len, fitem, flen) > 0 &&
+			ft_cmp(tree, item, len, last, llen) < 0)
+		{
+			off = ft_leaf_lower_bound(tree, page, item, len, &found);
+			if (found)
+				off = InvalidOffsetNumber;	/* leaf_insert decides */
+		}
+	}
+	if (off != InvalidOffsetNumber)
+	{
+		/* it fits (checked above): nothing for leaf_insert's other cases */
+		if (tree->leaf_insert_hook)
+			tree->leaf_insert_hook(tree, item, len);
+		START_CRIT_SECTION();
+		ft_page_add_item(page, item, len, off);
+		MarkBufferDirty(buf);
+		ftxlog_insert(tree->rel, buf, off, item, len, false, 0);
+		END_CRIT_SECTION();
+	}
+	UnlockReleaseBuffer(buf);
+	if (off == InvalidOffsetNumber)
 		RelationSetTargetBlock(tree->rel, InvalidBlockNumber);
-	return ok;
+	return off != InvalidOffsetNumber;
 }
 
 /*
@@ -614,6 +679,7 @@ insert_into_root_leaf(FtTree *tree, const char *item, Size len,
 {
 	FtDescent	d;
 	LeafInsertResult res;
+	FtSplitRequest full;
 
 	ft_descend(tree, item, len, false, 0, BUFFER_LOCK_EXCLUSIVE, &d);
 	if (BufferIsValid(d.parent))
@@ -630,15 +696,32 @@ insert_into_root_leaf(FtTree *tree, const char *item, Size len,
 		u->lowlen = 0;
 	}
 	res = leaf_insert(tree, d.buf, item, len, u);
+	full = ft_split_request(d.buf);
 	UnlockReleaseBuffer(d.buf);
 	if (res == LEAF_KEY_MAY_EXIST || res == LEAF_KEY_REJECTED)
 		return key_step(res);
 	if (res == LEAF_FULL)
 	{
-		ft_make_room(tree, item, len, 1);
+		ft_make_room(tree, item, len, &full);
 		return INSERT_RETRY;
 	}
 	return INSERT_DONE;
+}
+
+/*
+ * The leaf a direct insert found full is split (or rewritten) on the retry,
+ * under its parent's exclusive lock, where every insert below the parent
+ * waits for it.  Take the new page the split needs now, holding no lock:
+ * extending the file, or evicting a dirty buffer for the new page (which
+ * may flush WAL first), then happens outside the parent's lock.  The page
+ * stays locked (nothing links to it yet) until ft_newleaf hands it to the
+ * split; insert_item gives back one the retry did not use.
+ */
+static void
+take_spare_leaf(FtTree *tree)
+{
+	if (!BufferIsValid(tree->spare_leaf))
+		tree->spare_leaf = ft_newleaf(tree);
 }
 
 /*
@@ -786,8 +869,8 @@ insert_two_level(FtTree *tree, const char *item, Size len, FtDescent *d,
 												lt.child_recent);
 			LeafInsertResult res = leaf_insert(tree, lbuf, item, len, u);
 
-			if (res == LEAF_INSERTED && lt.rightmost_child)
-				RelationSetTargetBlock(tree->rel, lt.child);
+			if (res == LEAF_INSERTED && (lt.rightmost_child || !tree->buffering))
+				ft_set_target(tree, lt.child, lbuf);
 			UnlockReleaseBuffer(lbuf);
 			UnlockReleaseBuffer(xbuf);
 			UnlockReleaseBuffer(tbuf);
@@ -799,6 +882,7 @@ insert_two_level(FtTree *tree, const char *item, Size len, FtDescent *d,
 			if (res != LEAF_FULL)
 				return key_step(res);
 			/* the leaf must be rewritten or split: needs X exclusive */
+			take_spare_leaf(tree);
 			return INSERT_RETRY_LEAF_PARENT;
 		}
 		if (direct || (lt.drain && t.slice_empty && u == NULL && x_exclusive))
@@ -806,13 +890,14 @@ insert_two_level(FtTree *tree, const char *item, Size len, FtDescent *d,
 			InsertStep	step = direct ?
 				apply_with_rewrite(tree, xbuf, lt.childidx, item, len, u) :
 				drain_into_leaf(tree, xbuf, &lt, item, len);
+			FtSplitRequest full = ft_split_request(xbuf);
 
 			UnlockReleaseBuffer(xbuf);
 			UnlockReleaseBuffer(tbuf);
 			if (step == INSERT_DONE)
 				note_buffered(tree, false);
 			else if (step == INSERT_RETRY)
-				ft_make_room(tree, item, len, 1);
+				ft_make_room(tree, item, len, &full);
 			return step;
 		}
 		UnlockReleaseBuffer(xbuf);
@@ -845,8 +930,10 @@ insert_two_level(FtTree *tree, const char *item, Size len, FtDescent *d,
 			ft_flush_to_node(tree, tbuf, t.childidx, &splitkey,
 							 &splitkeylen, false) == FT_FLUSH_NEED_SPLIT)
 		{
+			FtSplitRequest full = ft_split_request_level(1);
+
 			UnlockReleaseBuffer(tbuf);
-			ft_make_room(tree, splitkey, splitkeylen, 1);
+			ft_make_room(tree, splitkey, splitkeylen, &full);
 			pfree(splitkey);
 		}
 		else
@@ -878,8 +965,10 @@ insert_two_level(FtTree *tree, const char *item, Size len, FtDescent *d,
 	 */
 	if (PageGetMaxOffsetNumber(tpage) < FtFirstMsgOffset(FtPageGetOpaque(tpage)))
 	{
+		FtSplitRequest full = ft_split_request(tbuf);
+
 		UnlockReleaseBuffer(tbuf);
-		ft_make_room(tree, item, len, 2);
+		ft_make_room(tree, item, len, &full);
 		return INSERT_RETRY_EXCLUSIVE;
 	}
 
@@ -894,7 +983,9 @@ insert_two_level(FtTree *tree, const char *item, Size len, FtDescent *d,
 		UnlockReleaseBuffer(tbuf);
 		if (res == FT_FLUSH_NEED_SPLIT)
 		{
-			ft_make_room(tree, splitkey, splitkeylen, 1);
+			FtSplitRequest full = ft_split_request_level(1);
+
+			ft_make_room(tree, splitkey, splitkeylen, &full);
 			pfree(splitkey);
 		}
 	}
@@ -921,6 +1012,8 @@ insert_one_level(FtTree *tree, const char *item, Size len, FtDescent *d,
 
 	if (!exclusive)
 	{
+		bool		leaf_full = false;
+
 		if (t.direct)
 		{
 			/* adaptive direct apply, B share-locked */
@@ -928,8 +1021,8 @@ insert_one_level(FtTree *tree, const char *item, Size len, FtDescent *d,
 												t.child_recent);
 			LeafInsertResult res = leaf_insert(tree, lbuf, item, len, u);
 
-			if (res == LEAF_INSERTED && t.rightmost_child)
-				RelationSetTargetBlock(tree->rel, t.child);
+			if (res == LEAF_INSERTED && (t.rightmost_child || !tree->buffering))
+				ft_set_target(tree, t.child, lbuf);
 			UnlockReleaseBuffer(lbuf);
 			if (res != LEAF_FULL)
 			{
@@ -940,6 +1033,7 @@ insert_one_level(FtTree *tree, const char *item, Size len, FtDescent *d,
 				return INSERT_DONE;
 			}
 			/* the leaf must be rewritten or split: needs B exclusive */
+			leaf_full = true;
 		}
 		else if (u)
 		{
@@ -963,6 +1057,8 @@ insert_one_level(FtTree *tree, const char *item, Size len, FtDescent *d,
 													ft_heaviest_child(tree, bpage))));
 		}
 		UnlockReleaseBuffer(d->buf);
+		if (leaf_full)
+			take_spare_leaf(tree);
 		return INSERT_RETRY_EXCLUSIVE;
 	}
 
@@ -972,12 +1068,13 @@ insert_one_level(FtTree *tree, const char *item, Size len, FtDescent *d,
 		InsertStep	step = t.direct ?
 			apply_with_rewrite(tree, d->buf, t.childidx, item, len, u) :
 			drain_into_leaf(tree, d->buf, &t, item, len);
+		FtSplitRequest full = ft_split_request(d->buf);
 
 		UnlockReleaseBuffer(d->buf);
 		if (step == INSERT_DONE)
 			note_buffered(tree, false);
 		else if (step == INSERT_RETRY)
-			ft_make_room(tree, item, len, 1);
+			ft_make_room(tree, item, len, &full);
 		return step;
 	}
 
@@ -1002,15 +1099,17 @@ insert_one_level(FtTree *tree, const char *item, Size len, FtDescent *d,
 		Buffer		lbuf = ft_getbuf(tree, ft_child_block(bpage, heavy),
 									 BUFFER_LOCK_EXCLUSIVE);
 		FtFlushResult res;
+		FtSplitRequest full;
 
 		res = ft_flush_child(tree, d->buf, heavy, lbuf, NULL, 0, false);
 		/* the next flush of this node will go here: start reading it */
 		if (res == FT_FLUSH_DONE)
 			(void) PrefetchBuffer(tree->rel, MAIN_FORKNUM,
 								  ft_child_block(bpage, ft_heaviest_child(tree, bpage)));
+		full = ft_split_request(d->buf);
 		UnlockReleaseBuffer(d->buf);
 		if (res == FT_FLUSH_NEED_SPLIT)
-			ft_make_room(tree, item, len, 1);
+			ft_make_room(tree, item, len, &full);
 	}
 	return INSERT_RETRY_EXCLUSIVE;
 }
@@ -1019,7 +1118,7 @@ insert_one_level(FtTree *tree, const char *item, Size len, FtDescent *d,
  * The insert itself; with u, a unique insert (see ft_insert_unique).
  */
 static FtUniqueResult
-insert_item(FtTree *tree, const char *item, Size len, UniqueProbe *u)
+insert_item_steps(FtTree *tree, const char *item, Size len, UniqueProbe *u)
 {
 	bool		want_exclusive = false;
 	bool		want_x_exclusive = false;
@@ -1086,6 +1185,17 @@ insert_item(FtTree *tree, const char *item, Size len, UniqueProbe *u)
 	}
 }
 
+static FtUniqueResult
+insert_item(FtTree *tree, const char *item, Size len, UniqueProbe *u)
+{
+	FtUniqueResult res;
+
+	tree->spare_leaf = InvalidBuffer;
+	res = insert_item_steps(tree, item, len, u);
+	ft_release_spare_leaf(tree);
+	return res;
+}
+
 void
 ft_insert(FtTree *tree, const char *item, Size len)
 {
@@ -1102,10 +1212,10 @@ ft_insert(FtTree *tree, const char *item, Size len)
 static int
 append_to_right_edge(FtTree *tree, char **items, Size *lens, int n)
 {
-	BlockNumber blkno = RelationGetTargetBlock(tree->rel);
-	Buffer		buf;
+	char	   *last;
+	Size		llen;
+	Buffer		buf = lock_target_leaf(tree, &last, &llen);
 	Page		page;
-	FtPageOpaque opaque;
 	Size		free;
 	Size		datalen = 0;
 	char	   *data;
@@ -1114,36 +1224,18 @@ append_to_right_edge(FtTree *tree, char **items, Size *lens, int n)
 	int			k = 0;
 	int			i;
 
-	if (blkno == InvalidBlockNumber)
+	if (!BufferIsValid(buf))
 		return 0;
-	/* a bulk load's leaf stays in its ring (FtTree.strategy) */
-	buf = ReadBufferExtended(tree->rel, MAIN_FORKNUM, blkno, RBM_NORMAL,
-							 tree->strategy);
-	if (!ConditionalLockBuffer(buf))
-	{
-		ReleaseBuffer(buf);
-		return 0;
-	}
-	ft_checkpage(tree->rel, buf);
 	page = BufferGetPage(buf);
-	opaque = FtPageGetOpaque(page);
-	if (FtPageIsLeaf(opaque) && !FtPageIsDeleted(opaque) &&
-		FtPageIsRightmost(opaque) && !FtPageIsCompressed(opaque) &&
-		PageGetMaxOffsetNumber(page) >= FirstOffsetNumber)
+	free = PageGetExactFreeSpace(page);
+	while (k < n && ft_item_space(lens[k]) <= free &&
+		   target_takes(tree, page, last, llen, items[k], lens[k]))
 	{
-		Size		llen;
-		char	   *last = ft_page_item(page, PageGetMaxOffsetNumber(page), &llen);
-
-		free = PageGetExactFreeSpace(page);
-		while (k < n && ft_item_space(lens[k]) <= free &&
-			   ft_cmp(tree, items[k], lens[k], last, llen) > 0)
-		{
-			free -= ft_item_space(lens[k]);
-			datalen += sizeof(uint16) + lens[k];
-			last = items[k];
-			llen = lens[k];
-			k++;
-		}
+		free -= ft_item_space(lens[k]);
+		datalen += sizeof(uint16) + lens[k];
+		last = items[k];
+		llen = lens[k];
+		k++;
 	}
 	if (k == 0)
 	{

@@ -180,12 +180,15 @@ extern BlockNumber ft_nblocks(FtTree *tree);
 extern void ft_checkpage(Relation rel, Buffer buf);
 extern Buffer ft_newbuf(FtTree *tree);
 extern Buffer ft_newleaf(FtTree *tree);
+extern void ft_release_spare_leaf(FtTree *tree);
 extern bool ft_page_recyclable(Page page);
 extern void ft_read_meta(FtTree *tree, BlockNumber *root, uint32 *root_level);
 extern void ft_forget_root(FtTree *tree);
 extern bool ft_leaf_resident(FtTree *tree, BlockNumber blkno, Buffer *recent);
 extern Buffer ft_getbuf_recent(FtTree *tree, BlockNumber blkno, int access,
 							   Buffer recent);
+extern void ft_set_target(FtTree *tree, BlockNumber blkno, Buffer buf);
+extern Buffer ft_pin_target(FtTree *tree, BlockNumber blkno);
 
 /* ft_search.c: searches within one page */
 extern int	ft_cmp(FtTree *tree, const char *a, Size alen, const char *b, Size blen);
@@ -331,7 +334,50 @@ extern void ft_prune_free(FtLeafPrune *pr);
 extern void ft_prune_forget(void);
 
 /* ft_split.c */
+
+/*
+ * What an insert asks ft_make_room to split even if it does not look full:
+ * the node at level on the key's path (or the root, if the root is at or
+ * below it), which could not take the pivots, item or message the insert
+ * had for it.  With blkno set, only if that node is still the page at
+ * blkno with the split count nsplits it had then: inserts that found one
+ * node full at the same moment would otherwise each split it again, one
+ * after the other, halving it once per insert (a table's concurrent
+ * appenders left level-1 nodes with 14 leaves of their 128 on average).
+ */
+typedef struct FtSplitRequest
+{
+	int			level;
+	BlockNumber blkno;			/* or InvalidBlockNumber: whatever node */
+	uint32		nsplits;
+} FtSplitRequest;
+
 extern void ft_make_room(FtTree *tree, const char *key, Size len,
-						 int force_level);
+						 const FtSplitRequest *force);
+
+/* A request to split the node in buf (locked) if it has not split since */
+static inline FtSplitRequest
+ft_split_request(Buffer buf)
+{
+	FtPageOpaque opaque = FtPageGetOpaque(BufferGetPage(buf));
+	FtSplitRequest r;
+
+	r.level = opaque->ft_level;
+	r.blkno = BufferGetBlockNumber(buf);
+	r.nsplits = opaque->ft_nsplits;
+	return r;
+}
+
+/* A request to split whatever node is at level on the path */
+static inline FtSplitRequest
+ft_split_request_level(int level)
+{
+	FtSplitRequest r;
+
+	r.level = level;
+	r.blkno = InvalidBlockNumber;
+	r.nsplits = 0;
+	return r;
+}
 
 #endif							/* FT_INT_H */

@@ -480,14 +480,87 @@ make_pivot_room(FtTree *tree, Buffer buf)
 	return PageGetExactFreeSpace(page) >= FT_PIVOT_ROOM(tree);
 }
 
+/* Does force ask for the node in buf, at the given level, to split? */
+static bool
+forced(const FtSplitRequest *force, Buffer buf, bool isroot)
+{
+	FtPageOpaque opaque = FtPageGetOpaque(BufferGetPage(buf));
+
+	if (force == NULL ||
+		(isroot ? (int) opaque->ft_level > force->level :
+		 (int) opaque->ft_level != force->level))
+		return false;
+	return force->blkno == InvalidBlockNumber ||
+		(BufferGetBlockNumber(buf) == force->blkno &&
+		 opaque->ft_nsplits == force->nsplits);
+}
+
+/* Must the root in buf (at level, locked exclusively) split? */
+static bool
+root_needs_split(FtTree *tree, Buffer buf, uint32 level,
+				 const FtSplitRequest *force, Size len)
+{
+	return node_needs_split(tree, BufferGetPage(buf), forced(force, buf, true),
+							len) ||
+		(level == 2 && FtPageGetOpaque(BufferGetPage(buf))->ft_nchildren >= 2 &&
+		 !make_pivot_room(tree, buf));
+}
+
 /*
- * Make room on the path to key (see the file header).  force_level asks
- * for the node at that level on the path (or the root, if it is at or below
- * that level) to be split even if it does not look full: its caller could
- * not fit new pivots, an item or a message in it.
+ * The common case of a forced split: the level-1 node on key's path, below a parent with room for one more pivot.  Descend with share
+ * locks (and the routing copies) to that parent, lock it and the node
+ * exclusively, and split the node if it still is the one asked for, as
+ * nbtree locks only the parent to insert a downlink.  Going from the root
+ * with exclusive locks, as ft_make_room must when a parent is full too,
+ * would make every concurrent descent wait, once per split: when one
+ * level-1 node above many appenders fills, each of them asks for its
+ * split.  Returns false, having changed nothing, where ft_make_room must
+ * do it from the root.
+ */
+static bool
+split_under_parent(FtTree *tree, const char *key, Size len,
+				   const FtSplitRequest *force)
+{
+	int			plevel = force->level + 1;
+	FtDescent	d;
+	Page		ppage;
+	int			childidx;
+	Buffer		cbuf;
+
+	ft_descend(tree, key, len, false, plevel, BUFFER_LOCK_EXCLUSIVE, &d);
+	if (BufferIsValid(d.parent))
+		ReleaseBuffer(d.parent);
+	if (d.lowkey)
+		pfree(d.lowkey);
+	ppage = BufferGetPage(d.buf);
+
+	/* the root is the node itself, or the parent has no room */
+	if (d.level != plevel ||
+		node_needs_split(tree, ppage, false, len) ||
+		(plevel == 2 && PageGetExactFreeSpace(ppage) < FT_PIVOT_ROOM(tree)))
+	{
+		UnlockReleaseBuffer(d.buf);
+		return false;
+	}
+	childidx = ft_child_index(tree, ppage, key, len, false);
+	cbuf = ft_getbuf(tree, ft_child_block(ppage, childidx),
+					 BUFFER_LOCK_EXCLUSIVE);
+	if (forced(force, cbuf, false))
+		cbuf = split_internal(tree, d.buf, childidx, cbuf, key, len);
+	UnlockReleaseBuffer(cbuf);
+	UnlockReleaseBuffer(d.buf);
+	return true;
+}
+
+/*
+ * Make room on the path to key (see the file header).  force, if not NULL,
+ * asks for a node on the path to be split even if it does not look full
+ * (see FtSplitRequest): its caller could not fit new pivots, an item or a
+ * message in it.
  */
 void
-ft_make_room(FtTree *tree, const char *key, Size len, int force_level)
+ft_make_room(FtTree *tree, const char *key, Size len,
+			 const FtSplitRequest *force)
 {
 	Buffer		metabuf;
 	Buffer		buf;
@@ -495,22 +568,52 @@ ft_make_room(FtTree *tree, const char *key, Size len, int force_level)
 	BlockNumber root;
 	uint32		level;
 
-	metabuf = ft_getbuf(tree, FT_METAPAGE_BLKNO, BUFFER_LOCK_EXCLUSIVE);
-	meta = FtPageGetMeta(BufferGetPage(metabuf));
-	root = meta->root;
-	level = meta->root_level;
-	buf = ft_getbuf(tree, root, BUFFER_LOCK_EXCLUSIVE);
-	if (node_needs_split(tree, BufferGetPage(buf),
-						 force_level >= 0 && (int) level <= force_level, len) ||
-		(level == 2 && FtPageGetOpaque(BufferGetPage(buf))->ft_nchildren >= 2 &&
-		 !make_pivot_room(tree, buf)))
+	/*
+	 * Only a root split changes the metapage.  Look at the root without
+	 * locking the metapage first: holding it exclusively while waiting for
+	 * the root's exclusive lock (every descent holds the root shared for a
+	 * moment) would stall everything else that needs the metapage, such as
+	 * a table's row-id allocation, behind this one insert.
+	 */
+	if (force && force->level == 1 && force->blkno != InvalidBlockNumber &&
+		split_under_parent(tree, key, len, force))
+		return;
+
+	for (;;)
 	{
-		split_root(tree, metabuf, buf, key, len);
+		FtPageOpaque opaque;
+
+		ft_read_meta(tree, &root, &level);
+		buf = ft_getbuf(tree, root, BUFFER_LOCK_EXCLUSIVE);
+		opaque = FtPageGetOpaque(BufferGetPage(buf));
+
+		/*
+		 * The root splits into itself (the left half, no longer rightmost)
+		 * and a new page, under a new root: so the page is still the root
+		 * if it is still the rightmost page of the root's level.
+		 */
+		if (FtPageIsRightmost(opaque) && opaque->ft_level == level)
+			break;
+		UnlockReleaseBuffer(buf);
+		CHECK_FOR_INTERRUPTS();
+	}
+	if (root_needs_split(tree, buf, level, force, len))
+	{
+		UnlockReleaseBuffer(buf);
+		metabuf = ft_getbuf(tree, FT_METAPAGE_BLKNO, BUFFER_LOCK_EXCLUSIVE);
+		meta = FtPageGetMeta(BufferGetPage(metabuf));
+		buf = ft_getbuf(tree, meta->root, BUFFER_LOCK_EXCLUSIVE);
+
+		/*
+		 * Whoever split the root meanwhile made room; the caller's retry
+		 * comes back if it needs more.
+		 */
+		if (root_needs_split(tree, buf, meta->root_level, force, len))
+			split_root(tree, metabuf, buf, key, len);
 		UnlockReleaseBuffer(buf);
 		UnlockReleaseBuffer(metabuf);
 		return;
 	}
-	UnlockReleaseBuffer(metabuf);
 
 	while (level > 1)
 	{
@@ -523,7 +626,8 @@ ft_make_room(FtTree *tree, const char *key, Size len, int force_level)
 		if (level - 1 == 2)
 		{
 			/* a level-2 buffer node: it also needs room for a pivot */
-			if (node_needs_split(tree, BufferGetPage(cbuf), force_level == 2, len) ||
+			if (node_needs_split(tree, BufferGetPage(cbuf),
+								 forced(force, cbuf, false), len) ||
 				(!make_pivot_room(tree, cbuf) &&
 				 FtPageGetOpaque(BufferGetPage(cbuf))->ft_nchildren >= 2))
 			{
@@ -532,7 +636,7 @@ ft_make_room(FtTree *tree, const char *key, Size len, int force_level)
 			}
 		}
 		else if (node_needs_split(tree, BufferGetPage(cbuf),
-								  force_level == (int) level - 1, len))
+								  forced(force, cbuf, false), len))
 			cbuf = split_internal(tree, buf, childidx, cbuf, key, len);
 		UnlockReleaseBuffer(buf);
 		buf = cbuf;
