@@ -40,6 +40,9 @@
 #include "utils/snapmgr.h"
 
 #define FRACTAM_ROWS_PER_BLOCK	MaxHeapTuplesPerPage
+
+/* pseudo-blocks a backend takes from the row-id counter at once, at most */
+#define FRACTAM_MAX_RANGE_BLOCKS	8
 #define FRACTAM_ROWID_SIZE		8
 /*
  * pseudo-blocks 0 .. MaxBlockNumber - 1, so that their count fits a
@@ -288,6 +291,9 @@ typedef struct FractamTableCache
 	FtRootCache rootcache;
 	FtRowId		next_rowid;		/* this backend's range of row ids */
 	FtRowId		end_rowid;
+	uint32		range_blocks;	/* pseudo-blocks the next range from the
+								 * counter spans (see rowid_grant) */
+	LocalTransactionId range_lxid;	/* the transaction that took it */
 	int			holding;		/* its slot in this backend's holdings
 								 * (table_rowid_reuse.c), or -1 */
 	FractamLeafHintSlot *leafhints; /* or NULL: see leaf_hint_slot */
@@ -352,7 +358,8 @@ typedef struct FractamRowidGaps
 extern int	fractam_rowid_holdings;
 extern void fractam_rowid_reuse_init(void);
 extern void fractam_rowids_check_ready(void);
-extern void fractam_rowids_hold(FractamTableCache *cache, BlockNumber blk);
+extern void fractam_rowids_hold(FractamTableCache *cache, BlockNumber blk,
+								BlockNumber nblks);
 extern void fractam_rowids_release(FractamTableCache *cache);
 extern bool fractam_rowids_reusable(Relation rel, uint64 tag);
 extern void fractam_rowid_gaps_add(FractamRowidGaps *gaps, BlockNumber lo,

@@ -14,14 +14,15 @@
  * hands them out before it advances the counter.
  *
  * The hazard is a backend's unused range: a backend takes the rest of a
- * pseudo-block at a time and keeps it between transactions, so a
+ * pseudo-block at a time (or a few whole pseudo-blocks more, when it uses
+ * its ranges up quickly) and keeps it between transactions, so a
  * pseudo-block may hold nothing (its versions not written yet, or written
  * by a transaction that aborted and removed by VACUUM) while a backend is
  * still going to write into it.  Giving it back then would hand the same
- * row ids out twice.  So every backend publishes the pseudo-block it holds
- * of each table in shared memory ("holdings", a few per backend), and it
- * does so while the metapage is still locked by the take
- * (FtSeqPolicy.granted).  VACUUM gives back a pseudo-block B only if
+ * row ids out twice.  So every backend publishes the pseudo-blocks it
+ * holds of each table in shared memory ("holdings", a range of them per
+ * table, a few tables per backend), and it does so while the metapage is
+ * still locked by the take (FtSeqPolicy.granted).  VACUUM gives back a pseudo-block B only if
  *
  *	 1. B was wholly below the counter and not among the ranges given back
  *		when VACUUM read the metapage (ft_meta_read_seq_state): then every
@@ -72,6 +73,7 @@ typedef struct RowidHolding
 {
 	RelFileNode node;
 	BlockNumber blk;			/* InvalidBlockNumber: slot free */
+	BlockNumber nblks;			/* the range's pseudo-blocks from blk */
 } RowidHolding;
 
 typedef struct RowidHoldings
@@ -195,7 +197,8 @@ evict_before(const MyHolding *a, const MyHolding *b)
 }
 
 /*
- * This backend now holds pseudo-block blk of the cache's table (called
+ * This backend now holds pseudo-blocks blk .. blk + nblks - 1 of the
+ * cache's table (called
  * while the take still locks the metapage, after
  * fractam_rowids_check_ready).  A backend that holds pseudo-blocks of
  * fractam.rowid_holdings_per_backend other tables gives up one of them
@@ -206,7 +209,8 @@ evict_before(const MyHolding *a, const MyHolding *b)
  * (see the file header, step 2).
  */
 void
-fractam_rowids_hold(FractamTableCache *cache, BlockNumber blk)
+fractam_rowids_hold(FractamTableCache *cache, BlockNumber blk,
+					BlockNumber nblks)
 {
 	int			i = cache->holding;
 
@@ -237,6 +241,7 @@ fractam_rowids_hold(FractamTableCache *cache, BlockNumber blk)
 	LWLockAcquire(holdings_lock, LW_EXCLUSIVE);
 	my_slot(i)->node = cache->node;
 	my_slot(i)->blk = blk;
+	my_slot(i)->nblks = nblks;
 	LWLockRelease(holdings_lock);
 }
 
@@ -257,22 +262,33 @@ fractam_rowids_release(FractamTableCache *cache)
 	cache->next_rowid = cache->end_rowid;
 }
 
-/* The pseudo-blocks of the relation file that backends hold (palloc'd) */
-static BlockNumber *
-held_blocks(RelFileNode node, int *nheld)
+/* Ranges of pseudo-blocks [lo, hi), for sorting */
+typedef struct BlockRange
 {
-	BlockNumber *held;
+	BlockNumber lo;
+	BlockNumber hi;
+} BlockRange;
+
+/*
+ * The ranges of pseudo-blocks of the relation file that backends hold,
+ * into held (room for every slot)
+ */
+static int
+held_blocks(RelFileNode node, BlockRange *held)
+{
 	int			n = 0;
 
-	held = palloc(holdings->nslots * sizeof(BlockNumber));
 	LWLockAcquire(holdings_lock, LW_SHARED);
 	for (int i = 0; i < holdings->nslots; i++)
 		if (holdings->slot[i].blk != InvalidBlockNumber &&
 			RelFileNodeEquals(holdings->slot[i].node, node))
-			held[n++] = holdings->slot[i].blk;
+		{
+			held[n].lo = holdings->slot[i].blk;
+			held[n].hi = holdings->slot[i].blk + holdings->slot[i].nblks;
+			n++;
+		}
 	LWLockRelease(holdings_lock);
-	*nheld = n;
-	return held;
+	return n;
 }
 
 /*
@@ -323,13 +339,6 @@ fractam_rowid_gaps_add(FractamRowidGaps *gaps, BlockNumber lo, BlockNumber hi)
 	gaps->range[gaps->last].lo = lo;
 	gaps->range[gaps->last].hi = hi;
 }
-
-/* Ranges of pseudo-blocks [lo, hi), for sorting */
-typedef struct BlockRange
-{
-	BlockNumber lo;
-	BlockNumber hi;
-} BlockRange;
 
 static int
 block_range_cmp(const void *a, const void *b)
@@ -392,8 +401,6 @@ fractam_rowids_give_back(Relation rel, FractamRowidGaps *gaps)
 	FtSeqState	state;
 	BlockNumber first_blk;
 	BlockNumber end_blk;
-	BlockNumber *held;
-	int			nheld;
 	BlockRange *excluded;
 	int			nexcluded = 0;
 	FtSeqExtent *out;
@@ -410,19 +417,12 @@ fractam_rowids_give_back(Relation rel, FractamRowidGaps *gaps)
 	first_blk = (BlockNumber) ((state.seq_first + FRACTAM_ROWS_PER_BLOCK - 1) /
 							   FRACTAM_ROWS_PER_BLOCK);
 	end_blk = (BlockNumber) (state.seq / FRACTAM_ROWS_PER_BLOCK);
-	/* step 2 */
-	held = held_blocks(rel->rd_node, &nheld);
+	/* the blocks held (step 2), and those (partly) given back already */
+	excluded = palloc((holdings->nslots + state.nfree) * sizeof(BlockRange));
+	nexcluded = held_blocks(rel->rd_node, excluded);
 	/* reusable once every snapshot that may predate this has gone */
 	tag = U64FromFullTransactionId(ReadNextFullTransactionId());
 
-	/* the blocks held, and those (partly) given back already, sorted */
-	excluded = palloc((nheld + state.nfree) * sizeof(BlockRange));
-	for (int i = 0; i < nheld; i++)
-	{
-		excluded[nexcluded].lo = held[i];
-		excluded[nexcluded].hi = held[i] + 1;
-		nexcluded++;
-	}
 	for (uint32 i = 0; i < state.nfree; i++)
 	{
 		excluded[nexcluded].lo = (BlockNumber) (state.given_back[i].first /
@@ -462,7 +462,6 @@ fractam_rowids_give_back(Relation rel, FractamRowidGaps *gaps)
 		given += out[i].end - out[i].first;
 	pfree(out);
 	pfree(excluded);
-	pfree(held);
 	return given;
 }
 

@@ -16,9 +16,11 @@
  *
  * - a writer clears the bits of the pseudo-block of a version while it
  *   holds the version's leaf exclusively, before its change: an insert in
- *   the tree's leaf_insert_hook, a delete or update before the in-place
- *   patch of the old version; a row lock clears only ALL_FROZEN (its xmax
- *   is an xid a frozen pseudo-block must not hold), as heap's does;
+ *   the tree's leaf_insert_hook (once per transaction and pseudo-block:
+ *   its first version there keeps the bits clear, see the hook), a delete
+ *   or update before the in-place patch of the old version; a row lock
+ *   clears only ALL_FROZEN (its xmax is an xid a frozen pseudo-block must
+ *   not hold), as heap's does;
  * - VACUUM sets the bit of a pseudo-block only while it holds every leaf
  *   that may hold the pseudo-block's row ids share-locked (ft_range_all),
  *   after checking that each version there is visible to every snapshot,
