@@ -545,7 +545,8 @@ split_under_parent(FtTree *tree, const char *key, Size len,
 	childidx = ft_child_index(tree, ppage, key, len, false);
 	cbuf = ft_getbuf(tree, ft_child_block(ppage, childidx),
 					 BUFFER_LOCK_EXCLUSIVE);
-	if (forced(force, cbuf, false))
+	if (node_needs_split(tree, BufferGetPage(cbuf), forced(force, cbuf, false),
+						 len))
 		cbuf = split_internal(tree, d.buf, childidx, cbuf, key, len);
 	UnlockReleaseBuffer(cbuf);
 	UnlockReleaseBuffer(d.buf);
