@@ -507,15 +507,16 @@ root_needs_split(FtTree *tree, Buffer buf, uint32 level,
 }
 
 /*
- * The common case of a forced split: the level-1 node on key's path, below a parent with room for one more pivot.  Descend with share
- * locks (and the routing copies) to that parent, lock it and the node
- * exclusively, and split the node if it still is the one asked for, as
- * nbtree locks only the parent to insert a downlink.  Going from the root
- * with exclusive locks, as ft_make_room must when a parent is full too,
- * would make every concurrent descent wait, once per split: when one
- * level-1 node above many appenders fills, each of them asks for its
- * split.  Returns false, having changed nothing, where ft_make_room must
- * do it from the root.
+ * The common case of a forced split: the level-1 node on key's path, below
+ * a parent with room for one more pivot.  Descend with share locks (and
+ * the routing copies) to that parent, lock it and the node exclusively,
+ * and split the node if it still is the one asked for, as nbtree locks
+ * only the parent to insert a downlink.  Going from the root with
+ * exclusive locks, as ft_make_room must when a parent is full too, would
+ * make every concurrent descent wait, once per split: when one level-1
+ * node above many appenders fills, each of them asks for its split.
+ * Returns false, having changed nothing, where ft_make_room must do it
+ * from the root.
  */
 static bool
 split_under_parent(FtTree *tree, const char *key, Size len,
@@ -569,6 +570,10 @@ ft_make_room(FtTree *tree, const char *key, Size len,
 	BlockNumber root;
 	uint32		level;
 
+	if (force && force->level == 1 && force->blkno != InvalidBlockNumber &&
+		split_under_parent(tree, key, len, force))
+		return;
+
 	/*
 	 * Only a root split changes the metapage.  Look at the root without
 	 * locking the metapage first: holding it exclusively while waiting for
@@ -576,10 +581,6 @@ ft_make_room(FtTree *tree, const char *key, Size len,
 	 * moment) would stall everything else that needs the metapage, such as
 	 * a table's row-id allocation, behind this one insert.
 	 */
-	if (force && force->level == 1 && force->blkno != InvalidBlockNumber &&
-		split_under_parent(tree, key, len, force))
-		return;
-
 	for (;;)
 	{
 		FtPageOpaque opaque;

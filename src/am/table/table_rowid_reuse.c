@@ -22,7 +22,8 @@
  * row ids out twice.  So every backend publishes the pseudo-blocks it
  * holds of each table in shared memory ("holdings", a range of them per
  * table, a few tables per backend), and it does so while the metapage is
- * still locked by the take (FtSeqPolicy.granted).  VACUUM gives back a pseudo-block B only if
+ * still locked by the take (FtSeqPolicy.granted).  VACUUM gives back a
+ * pseudo-block B only if
  *
  *	 1. B was wholly below the counter and not among the ranges given back
  *		when VACUUM read the metapage (ft_meta_read_seq_state): then every
