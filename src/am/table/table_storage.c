@@ -532,14 +532,14 @@ fractam_next_rowid_ex(Relation rel, bool *last_in_range)
 		 * took it or the next (a bulk load, INSERTs of many rows) takes
 		 * twice as many pseudo-blocks from the counter next time, up to
 		 * FRACTAM_MAX_RANGE_BLOCKS, and half as many after a range that
-		 * lasted longer.  One pseudo-block fills about
-		 * three leaves, and the leaf where a backend's range ends stays
-		 * part full (the next row ids are another backend's, elsewhere):
-		 * sixteen appenders of one pseudo-block each left the leaves four
-		 * fifths full, and took the metapage's lock once per 291 rows each.
-		 * The rest of a range goes unused if the backend stops writing
-		 * here, until VACUUM gives it back.  (Decided by transactions, not
-		 * time, so that a session's row ids do not depend on its speed.)
+		 * lasted longer.  One pseudo-block fills about three leaves, and
+		 * the leaf where a backend's range ends stays part full (the next
+		 * row ids are another backend's, elsewhere): sixteen appenders of
+		 * one pseudo-block each left the leaves four fifths full, and took
+		 * the metapage's lock once per 291 rows each.  The rest of a range
+		 * goes unused if the backend stops writing here, until VACUUM gives
+		 * it back.  (Decided by transactions, not time, so that a session's
+		 * row ids do not depend on its speed.)
 		 */
 		if (cache->range_blocks == 0)
 			cache->range_blocks = 1;
