@@ -247,7 +247,6 @@ ft_page_recyclable(Page page)
 									   FullTransactionIdFromU64(opaque->ft_msn));
 }
 
-
 /*
  * True while free_page_candidate searches the free space map.  The FSM
  * search of recent PostgreSQL 15 minors checks a candidate beyond the
@@ -313,11 +312,46 @@ free_page_candidate(Relation rel, bool recheck)
 #define FT_NEWBUF_MAX_REJECTS	8
 
 /*
- * A free page from the free space map, locked exclusively: a recyclable
- * deleted page or a new one (InvalidBuffer if the map has none to give).
+ * Free page blkno, which the free space map offered, locked exclusively if
+ * it really is free (new, or deleted and recyclable); else InvalidBuffer.
  */
 static Buffer
-take_free_page(FtTree *tree, BufferAccessStrategy strategy, bool recheck)
+try_free_page(FtTree *tree, BufferAccessStrategy strategy, BlockNumber blkno)
+{
+	Buffer		buf = ReadBufferExtended(tree->rel, MAIN_FORKNUM, blkno,
+										 RBM_NORMAL, strategy);
+
+	if (ConditionalLockBuffer(buf))
+	{
+		Page		page = BufferGetPage(buf);
+
+		if (ft_page_recyclable(page))
+		{
+			if (!PageIsNew(page))
+				ftxlog_reuse(tree->rel, blkno,
+							 FullTransactionIdFromU64(FtPageGetOpaque(page)->ft_msn));
+			return buf;
+		}
+
+		/*
+		 * A stale entry (the page is in use again), or deleted too recently
+		 * (a scan may still follow a link to it): drop the entry and go on,
+		 * as nbtree does.  The next VACUUM offers a deleted page again
+		 * (record_unreached_free_pages).
+		 */
+		UnlockReleaseBuffer(buf);
+		return InvalidBuffer;
+	}
+	ReleaseBuffer(buf);
+	return InvalidBuffer;
+}
+
+/*
+ * A free page from the free space map, locked exclusively (InvalidBuffer
+ * if the map has none to give).
+ */
+static Buffer
+take_free_page(FtTree *tree, BufferAccessStrategy strategy)
 {
 	int			rejected;
 
@@ -328,35 +362,14 @@ take_free_page(FtTree *tree, BufferAccessStrategy strategy, bool recheck)
 	 */
 	for (rejected = 0; rejected < FT_NEWBUF_MAX_REJECTS; rejected++)
 	{
-		BlockNumber blkno = free_page_candidate(tree->rel, recheck);
+		BlockNumber blkno = free_page_candidate(tree->rel, false);
 		Buffer		buf;
 
 		if (blkno == InvalidBlockNumber)
 			break;
-		buf = ReadBufferExtended(tree->rel, MAIN_FORKNUM, blkno, RBM_NORMAL,
-								 strategy);
-		if (ConditionalLockBuffer(buf))
-		{
-			Page		page = BufferGetPage(buf);
-
-			if (ft_page_recyclable(page))
-			{
-				if (!PageIsNew(page))
-					ftxlog_reuse(tree->rel, blkno,
-								 FullTransactionIdFromU64(FtPageGetOpaque(page)->ft_msn));
-				return buf;
-			}
-
-			/*
-			 * A stale entry (the page is in use again), or deleted too
-			 * recently (a scan may still follow a link to it): drop the entry
-			 * and go on, as nbtree does.  The next VACUUM offers a deleted
-			 * page again (record_unreached_free_pages).
-			 */
-			UnlockReleaseBuffer(buf);
-			continue;
-		}
-		ReleaseBuffer(buf);
+		buf = try_free_page(tree, strategy, blkno);
+		if (BufferIsValid(buf))
+			return buf;
 	}
 	return InvalidBuffer;
 }
@@ -404,8 +417,9 @@ add_extra_pages(FtTree *tree, BufferAccessStrategy strategy, int n)
  * caller initializes it inside its critical section and logs its image.
  *
  * Holding buffer locks while waiting for the relation extension lock is
- * safe, as in nbtree: the extension lock is never held while waiting for
- * anything else.
+ * safe, as in nbtree and heap: the extension lock is held only while
+ * extending the file and recording the new pages in the free space map
+ * (whose page locks are never held while waiting for it).
  */
 static Buffer
 newbuf(FtTree *tree, BufferAccessStrategy strategy)
@@ -414,28 +428,36 @@ newbuf(FtTree *tree, BufferAccessStrategy strategy)
 	bool		needLock = !RELATION_IS_LOCAL(tree->rel);
 	int			extra = 0;
 
-	buf = take_free_page(tree, strategy, false);
-	if (BufferIsValid(buf))
-		return buf;
-
-	if (needLock &&
-		!ConditionalLockRelationForExtension(tree->rel, ExclusiveLock))
+	for (;;)
 	{
+		BlockNumber blkno;
+
+		buf = take_free_page(tree, strategy);
+		if (BufferIsValid(buf))
+			return buf;
+		if (!needLock ||
+			ConditionalLockRelationForExtension(tree->rel, ExclusiveLock))
+			break;
 		LockRelationForExtension(tree->rel, ExclusiveLock);
 
 		/*
 		 * The backend that had the lock may have added pages for the
-		 * waiters (below): take one of those.  Else add some for the
-		 * backends still waiting.
+		 * waiters (below): the map gives one of those (marking it used),
+		 * which is read and checked after the lock is released, as heap
+		 * does.  Else add some for the backends still waiting.
 		 */
-		buf = take_free_page(tree, strategy, true);
-		if (BufferIsValid(buf))
+		blkno = free_page_candidate(tree->rel, true);
+		if (blkno == InvalidBlockNumber)
 		{
-			UnlockRelationForExtension(tree->rel, ExclusiveLock);
-			return buf;
+			extra = Min(FT_MAX_EXTRA_PAGES, FT_EXTRA_PAGES_PER_WAITER *
+						RelationExtensionLockWaiterCount(tree->rel));
+			break;
 		}
-		extra = Min(FT_MAX_EXTRA_PAGES, FT_EXTRA_PAGES_PER_WAITER *
-					RelationExtensionLockWaiterCount(tree->rel));
+		UnlockRelationForExtension(tree->rel, ExclusiveLock);
+		buf = try_free_page(tree, strategy, blkno);
+		if (BufferIsValid(buf))
+			return buf;
+		CHECK_FOR_INTERRUPTS();
 	}
 	buf = ReadBufferExtended(tree->rel, MAIN_FORKNUM, P_NEW,
 							 RBM_ZERO_AND_LOCK, strategy);
