@@ -104,3 +104,27 @@ SELECT ft_check('nestloop', 'SELECT s.k, (SELECT max(id) FROM sc WHERE sc.k = s.
 SELECT ft_verify_all('sc');
 SELECT ft_verify_all('sc2');
 DROP TABLE sc, sc2;
+
+-- A scan copies the buffer nodes it passes for their messages; a node
+-- without messages is copied without its pivots, but with its high key,
+-- which tells a forward scan where the copied node's range ends
+-- (ft_copy_node_messages).  A built index buffers nothing; a few inserts
+-- buffered into the middle of the key range leave most nodes without
+-- messages, and scans that start in such a node must still find the
+-- messages of the nodes after it.
+CREATE TABLE se (id int, k int);
+INSERT INTO se SELECT i, i * 2 FROM generate_series(1, 20000) i;
+CREATE INDEX se_k ON se USING fractam (k) WITH (fanout = 4);
+INSERT INTO se SELECT 100000 + i, 20001 + 2 * i FROM generate_series(0, 29) i;
+SELECT buffered_messages + upper_buffered_messages AS buffered,
+	   buffer_pages + upper_buffer_pages > 10 AS many_nodes
+FROM fractam_stats('se_k');
+SELECT label, ft_check(mode, q, ord) FROM (VALUES
+	('asc across',     'index', 'SELECT k FROM se WHERE k > 100 ORDER BY k', true),
+	('desc across',    'index', 'SELECT k FROM se WHERE k < 39000 ORDER BY k DESC', true),
+	('ios across',     'ios',   'SELECT k FROM se WHERE k BETWEEN 19000 AND 21000', false),
+	('point empty',    'index', 'SELECT id FROM se WHERE k = 5000', false),
+	('point buffered', 'index', 'SELECT id FROM se WHERE k = 20031', false)
+) v(label, mode, q, ord);
+SELECT ft_verify_all('se');
+DROP TABLE se;

@@ -286,7 +286,8 @@ extern void ft_descend(FtTree *tree, const char *key, Size len, bool strict,
 					   int stoplevel, int access, FtDescent *d);
 extern void ft_descend_copy(FtTree *tree, const char *key, Size len,
 							bool strict, int stoplevel, int access,
-							FtDescent *d, char *bcopy, char *b2copy);
+							FtDescent *d, char *bcopy, char *b2copy,
+							bool pivots);
 extern Buffer ft_descend_to_leaf(FtTree *tree, const char *key, Size len,
 								 int access);
 extern Buffer ft_descend_to_level(FtTree *tree, const char *key, Size len,

@@ -85,7 +85,7 @@ descend_to_leaf(FtTree *tree, const char *key, Size keylen, int access)
 
 		/* copy the level-1 node on the way (it stays pinned until here) */
 		ft_descend_copy(tree, key, keylen, false, 0, access, &d, node.data,
-						NULL);
+						NULL, true);
 		buf = d.buf;
 		if (BufferIsValid(d.parent))
 		{

@@ -356,6 +356,52 @@ ft_copy_page(char *dst, Page src)
 		   BLCKSZ - hdr->pd_upper);
 }
 
+/*
+ * Copy a buffer node for a reader of its messages and high key only (the
+ * scans of ft_scan.c).  A node that buffers nothing, as every node of an
+ * index that never buffers (a unique one) and most of one that takes
+ * direct inserts, is copied as its header and line pointers, its high key
+ * and its special space: its pivots, which such a reader never looks at,
+ * are left out (in the copy their line pointers point to garbage).
+ */
+static inline void
+ft_copy_node_messages(char *dst, Page src)
+{
+	PageHeader	hdr = (PageHeader) src;
+	FtPageOpaque opaque = FtPageGetOpaque(src);
+	OffsetNumber maxoff = PageGetMaxOffsetNumber(src);
+	ItemId		hk;
+
+	if (unlikely(hdr->pd_lower > hdr->pd_upper ||
+				 hdr->pd_upper > hdr->pd_special ||
+				 hdr->pd_special > BLCKSZ) ||
+		FtFirstMsgOffset(opaque) <= maxoff)
+	{
+		ft_copy_page(dst, src);
+		return;
+	}
+	if (!FtPageIsRightmost(opaque))
+	{
+		if (unlikely(maxoff < FT_HIKEY))
+		{
+			ft_copy_page(dst, src);
+			return;
+		}
+		hk = PageGetItemId(src, FT_HIKEY);
+		if (unlikely(ItemIdGetOffset(hk) < hdr->pd_upper ||
+					 ItemIdGetOffset(hk) + ItemIdGetLength(hk) > hdr->pd_special))
+		{
+			ft_copy_page(dst, src);
+			return;
+		}
+		memcpy(dst + ItemIdGetOffset(hk), (char *) src + ItemIdGetOffset(hk),
+			   ItemIdGetLength(hk));
+	}
+	memcpy(dst, src, hdr->pd_lower);
+	memcpy(dst + hdr->pd_special, (char *) src + hdr->pd_special,
+		   BLCKSZ - hdr->pd_special);
+}
+
 static inline FtPivotHeader *
 ft_pivot(Page page, OffsetNumber off, char **key, Size *keylen)
 {

@@ -198,6 +198,14 @@ ft_scan_end(FtScan scan)
 	pfree(scan);
 }
 
+/* does a (copied) buffer node hold any message? */
+static inline bool
+node_has_messages(Page page)
+{
+	return FtFirstMsgOffset(FtPageGetOpaque(page)) <=
+		PageGetMaxOffsetNumber(page);
+}
+
 /*
  * Adopt a descent result: the leaf (share-locked) and, if the tree has
  * buffer levels, the pinned buffer nodes whose copies are in scan->bcopy
@@ -270,9 +278,9 @@ load_leaf(FtScan scan, FtDescent *d)
 	 * node's (newer) first, then the lower node's.
 	 */
 	scan->nruns = 0;
-	if (scan->have_b2)
+	if (scan->have_b2 && node_has_messages(scan->b2copy.data))
 		scan->runs[scan->nruns++].page = scan->b2copy.data;
-	if (scan->have_b)
+	if (scan->have_b && node_has_messages(scan->bcopy.data))
 		scan->runs[scan->nruns++].page = scan->bcopy.data;
 	for (r = 0; r < scan->nruns; r++)
 	{
@@ -478,7 +486,7 @@ descend_and_load(FtScan scan, const char *key, Size len, bool strict)
 	scan->have_b2 = false;
 
 	ft_descend_copy(scan->tree, key, len, strict, 0, BUFFER_LOCK_SHARE, &d,
-					scan->bcopy.data, scan->b2copy.data);
+					scan->bcopy.data, scan->b2copy.data, false);
 	if (d.parentlow)
 		pfree(d.parentlow);
 	load_leaf(scan, &d);

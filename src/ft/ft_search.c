@@ -134,11 +134,14 @@ move_right(FtTree *tree, DescentPage *p, const char *key, Size len,
  * level-1 node passed on the way to a leaf is copied into it under its
  * share lock and stays pinned in d->parent; likewise the level-2 buffer
  * node into b2copy, pinned in d->parent2 (copied first: see ft_scan.c).
+ * Without pivots, the copies only need to hold the nodes' messages and high
+ * keys (ft_copy_node_messages), which for a node without messages saves
+ * copying its pivots.
  */
 void
 ft_descend_copy(FtTree *tree, const char *key, Size len, bool strict,
 				int stoplevel, int access, FtDescent *d, char *bcopy,
-				char *b2copy)
+				char *b2copy, bool pivots)
 {
 	BlockNumber blkno;
 	uint32		level;
@@ -255,7 +258,10 @@ restart:
 			Assert(BufferIsValid(p.buf));
 			if (BufferIsValid(d->parent2))
 				ReleaseBuffer(d->parent2);
-			ft_copy_page(b2copy, page);
+			if (pivots)
+				ft_copy_page(b2copy, page);
+			else
+				ft_copy_node_messages(b2copy, page);
 			d->parent2 = p.buf;
 			LockBuffer(p.buf, BUFFER_LOCK_UNLOCK);
 			p.buf = InvalidBuffer;
@@ -267,8 +273,10 @@ restart:
 			Assert(BufferIsValid(p.buf));
 			if (BufferIsValid(d->parent))
 				ReleaseBuffer(d->parent);
-			if (bcopy)
+			if (bcopy && pivots)
 				ft_copy_page(bcopy, page);
+			else if (bcopy)
+				ft_copy_node_messages(bcopy, page);
 			d->parent = p.buf;
 			d->childidx = childidx;
 			LockBuffer(p.buf, BUFFER_LOCK_UNLOCK);
@@ -301,7 +309,8 @@ void
 ft_descend(FtTree *tree, const char *key, Size len, bool strict,
 		   int stoplevel, int access, FtDescent *d)
 {
-	ft_descend_copy(tree, key, len, strict, stoplevel, access, d, NULL, NULL);
+	ft_descend_copy(tree, key, len, strict, stoplevel, access, d, NULL, NULL,
+					false);
 }
 
 /*
