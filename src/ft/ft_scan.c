@@ -198,14 +198,6 @@ ft_scan_end(FtScan scan)
 	pfree(scan);
 }
 
-/* does a (copied) buffer node hold any message? */
-static inline bool
-node_has_messages(Page page)
-{
-	return FtFirstMsgOffset(FtPageGetOpaque(page)) <=
-		PageGetMaxOffsetNumber(page);
-}
-
 /*
  * Adopt a descent result: the leaf (share-locked) and, if the tree has
  * buffer levels, the pinned buffer nodes whose copies are in scan->bcopy
@@ -278,9 +270,9 @@ load_leaf(FtScan scan, FtDescent *d)
 	 * node's (newer) first, then the lower node's.
 	 */
 	scan->nruns = 0;
-	if (scan->have_b2 && node_has_messages(scan->b2copy.data))
+	if (scan->have_b2 && ft_node_has_messages(scan->b2copy.data))
 		scan->runs[scan->nruns++].page = scan->b2copy.data;
-	if (scan->have_b && node_has_messages(scan->bcopy.data))
+	if (scan->have_b && ft_node_has_messages(scan->bcopy.data))
 		scan->runs[scan->nruns++].page = scan->bcopy.data;
 	for (r = 0; r < scan->nruns; r++)
 	{
