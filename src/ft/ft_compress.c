@@ -29,6 +29,7 @@
 #include "common/hashfn.h"
 #include "miscadmin.h"
 #include "port/atomics.h"
+#include "port/pg_bitutils.h"
 #include "port/pg_crc32c.h"
 #include "storage/ipc.h"
 #include "storage/lwlock.h"
@@ -154,13 +155,16 @@ new_stamp(void)
 }
 
 static uint32
-frame_crc(FtCodecId codec, const FtFrameHeader *hdr, const char *data)
+frame_crc(FtCodecId codec, uint16 layout, const FtFrameHeader *hdr,
+		  const char *data)
 {
 	pg_crc32c	crc;
 	uint8		c = (uint8) codec;
 
 	INIT_CRC32C(crc);
 	COMP_CRC32C(crc, &c, 1);
+	if (layout != FT_FRAME_LAYOUT_PREFIXED)
+		COMP_CRC32C(crc, &layout, sizeof(layout));
 	COMP_CRC32C(crc, &hdr->rawlen, sizeof(hdr->rawlen));
 	COMP_CRC32C(crc, &hdr->complen, sizeof(hdr->complen));
 	COMP_CRC32C(crc, &hdr->nitems, sizeof(hdr->nitems));
@@ -183,14 +187,29 @@ items_space(char **items, Size *lens, int n)
 }
 
 /*
+ * Does a decoded page have room for a frame of layout FT_FRAME_LAYOUT_VIEW
+ * of n entries taking itemsbytes (MAXALIGNed) and a high key taking
+ * hikeyspace (0: none)?  That is, for the entries and their line pointers:
+ * the lengths before the entries are decompressed where the line pointers
+ * go, and read before those overwrite them (decode_view_layout).
+ */
+static inline bool
+view_layout_fits(int n, Size itemsbytes, Size hikeyspace)
+{
+	return SizeOfPageHeaderData + n * sizeof(ItemIdData) + hikeyspace +
+		itemsbytes + MAXALIGN(sizeof(FtPageOpaqueData)) <= FT_VIEW_SIZE;
+}
+
+/*
  * Compress items[0..n) into a frame (in comp_buf) for a leaf page that also
  * holds a high key taking hikeyspace bytes (0: none).  Returns the frame's
  * length if it fits on the page, else 0; *need is the length the frame has
- * (0 if the items would not even fit a decoded page).
+ * (0 if the items would not even fit a decoded page).  *layout is how the
+ * entries are laid out (the page's ft_frame_layout).
  */
 static Size
 encode_frame(FtTree *tree, char **items, Size *lens, int n, Size hikeyspace,
-			 Size *need)
+			 Size *need, uint16 *layout)
 {
 	Size		room;
 	Size		rawlen = 0;
@@ -199,6 +218,7 @@ encode_frame(FtTree *tree, char **items, Size *lens, int n, Size hikeyspace,
 	FtFrameHeader hdr;
 	Size		dead = FtFrameDeadBytes(n);
 	Size		chgcap = tree->frame_chgcap;
+	Size		itemsbytes = 0;
 	Size		cap;
 
 	*need = 0;
@@ -207,15 +227,44 @@ encode_frame(FtTree *tree, char **items, Size *lens, int n, Size hikeyspace,
 		return 0;
 	room = MAXALIGN_DOWN(FT_LEAF_CAPACITY - hikeyspace - sizeof(ItemIdData));
 
+	/*
+	 * Entries that change in place (a table's) keep the prefixed layout:
+	 * their decoded page must keep its room for expanded entries.
+	 */
 	for (int i = 0; i < n; i++)
-	{
-		uint16		l16 = (uint16) lens[i];
+		itemsbytes += MAXALIGN(lens[i]);
+	*layout = (chgcap == 0 && view_layout_fits(n, itemsbytes, hikeyspace)) ?
+		FT_FRAME_LAYOUT_VIEW : FT_FRAME_LAYOUT_PREFIXED;
 
-		Assert(lens[i] > 0 && lens[i] <= PG_UINT16_MAX);
-		memcpy(raw + rawlen, &l16, sizeof(l16));
-		rawlen += sizeof(l16);
-		memcpy(raw + rawlen, items[i], lens[i]);
-		rawlen += lens[i];
+	if (*layout == FT_FRAME_LAYOUT_VIEW)
+	{
+		for (int i = 0; i < n; i++)
+		{
+			uint16		l16 = (uint16) lens[i];
+
+			memcpy(raw + rawlen, &l16, sizeof(l16));
+			rawlen += sizeof(l16);
+		}
+		for (int i = 0; i < n; i++)
+		{
+			Assert(lens[i] > 0 && lens[i] <= PG_UINT16_MAX);
+			memcpy(raw + rawlen, items[i], lens[i]);
+			memset(raw + rawlen + lens[i], 0, MAXALIGN(lens[i]) - lens[i]);
+			rawlen += MAXALIGN(lens[i]);
+		}
+	}
+	else
+	{
+		for (int i = 0; i < n; i++)
+		{
+			uint16		l16 = (uint16) lens[i];
+
+			Assert(lens[i] > 0 && lens[i] <= PG_UINT16_MAX);
+			memcpy(raw + rawlen, &l16, sizeof(l16));
+			rawlen += sizeof(l16);
+			memcpy(raw + rawlen, items[i], lens[i]);
+			rawlen += lens[i];
+		}
 	}
 	Assert(rawlen <= FT_VIEW_SIZE);
 
@@ -243,7 +292,8 @@ encode_frame(FtTree *tree, char **items, Size *lens, int n, Size hikeyspace,
 	hdr.ndead = 0;
 	hdr.chgcap = (uint16) chgcap;
 	hdr.chglen = 0;
-	hdr.crc = frame_crc(tree->codec, &hdr, comp_buf + FT_FRAME_HDRSZ + dead);
+	hdr.crc = frame_crc(tree->codec, *layout, &hdr,
+						comp_buf + FT_FRAME_HDRSZ + dead);
 	memset(comp_buf, 0, FT_FRAME_HDRSZ + dead);
 	memcpy(comp_buf, &hdr, sizeof(hdr));
 	memset(comp_buf + FT_FRAME_HDRSZ + dead + complen, 0, chgcap);
@@ -263,13 +313,14 @@ ft_leaf_compress(FtTree *tree, Page page, FtPageOpaque template,
 	Size		hikeyspace = hikey ? ft_item_space(hikeylen) : 0;
 	Size		framelen;
 	Size		need;
+	uint16		layout;
 	FtFrameHeader *hdr;
 	FtPageOpaque opaque;
 	OffsetNumber off = FirstOffsetNumber;
 
 	Assert(tree->codec != FT_CODEC_NONE);
 	Assert((hikey != NULL) == (template->ft_right != InvalidBlockNumber));
-	framelen = encode_frame(tree, items, lens, n, hikeyspace, &need);
+	framelen = encode_frame(tree, items, lens, n, hikeyspace, &need, &layout);
 	if (framelen == 0)
 		return false;
 
@@ -281,6 +332,7 @@ ft_leaf_compress(FtTree *tree, Page page, FtPageOpaque template,
 	ft_leaf_page_init(page, template);
 	opaque = FtPageGetOpaque(page);
 	opaque->ft_codec = (uint8) tree->codec;
+	opaque->ft_frame_layout = layout;
 	if (hikey)
 		ft_page_add_item(page, hikey, hikeylen, off++);
 	ft_page_add_item(page, comp_buf, framelen, off);
@@ -334,9 +386,10 @@ cut_compressed_pass(FtTree *tree, char **items, Size *lens, int n,
 				ft_item_space(ft_key_len(tree, lens[i + k])) : last_hikey_space;
 			Size		room = FT_LEAF_CAPACITY - hk - sizeof(ItemIdData);
 			Size		need;
+			uint16		layout;
 			double		scale;
 
-			if (encode_frame(tree, items + i, lens + i, k, hk, &need) > 0)
+			if (encode_frame(tree, items + i, lens + i, k, hk, &need, &layout) > 0)
 				good = k;
 			else
 				bad = k;
@@ -470,9 +523,15 @@ frame_of(FtTree *tree, BlockNumber blkno, Page page, FtFrameHeader *hdr)
 
 	if (ft_frame_deadcrc((const FtFrameHeader *) frame) != hdr->deadcrc)
 		corrupt(tree, blkno, "The frame's dead bits fail their checksum.");
-	for (int i = 0; i < hdr->nitems; i++)
-		if (FtFrameIsDead((const FtFrameHeader *) frame, i))
-			ndead++;
+	{
+		/* bits past the last entry's do not count (they are never set) */
+		const uint8 *bits = FtFrameDeadBits((const FtFrameHeader *) frame);
+		int			nbytes = FtFrameDeadBytes(hdr->nitems);
+		int			inlast = hdr->nitems - (nbytes - 1) * 8;
+
+		ndead = (int) pg_popcount((const char *) bits, nbytes - 1) +
+			pg_popcount32(bits[nbytes - 1] & ((1U << inlast) - 1));
+	}
 	if (ndead != hdr->ndead)
 		corrupt(tree, blkno, "The frame's dead bits do not match its count.");
 	return frame;
@@ -537,6 +596,78 @@ apply_changes(FtTree *tree, BlockNumber blkno, const FtFrameHeader *frame)
 	MemoryContextSwitchTo(old);
 }
 
+/*
+ * Decode a frame of layout FT_FRAME_LAYOUT_VIEW (see ft_page.h) into view,
+ * whose header and special space are set: decompress the lengths and the
+ * entries so that the entries land where the page's items go (below the
+ * high key, which sits under the special space) and the lengths right
+ * below them, then write the line pointers of the live entries.  Entry i's
+ * line pointer may overwrite lengths already read, never one still to be
+ * read: the pointers so far end at most 4 (i + 2) bytes past the header, the
+ * lengths still to read start 2 (n - i - 1) bytes below the entries, and the
+ * page has room for every pointer below the entries.
+ */
+static void
+decode_view_layout(FtTree *tree, BlockNumber blkno, Page page, char *view,
+				   const FtFrameHeader *frame, const FtFrameHeader *hdr)
+{
+	PageHeader	vh = (PageHeader) view;
+	Size		lensbytes = hdr->nitems * sizeof(uint16);
+	Size		itemsbytes;
+	Size		items;			/* where the entries start */
+	Size		pos = 0;
+	OffsetNumber off = FirstOffsetNumber;
+	Size		hlen = 0;
+	char	   *hikey = NULL;
+
+	if (!FtPageIsRightmost(FtPageGetOpaque(page)))
+		hikey = ft_page_item(page, FT_HIKEY, &hlen);
+	if (hdr->chgcap != 0 || hdr->rawlen < lensbytes ||
+		(hdr->rawlen - lensbytes) % MAXIMUM_ALIGNOF != 0 ||
+		!view_layout_fits(hdr->nitems, hdr->rawlen - lensbytes,
+						  hikey ? ft_item_space(hlen) : 0))
+		corrupt(tree, blkno, "The frame's layout does not fit a decoded page.");
+	itemsbytes = hdr->rawlen - lensbytes;
+
+	/* the high key first, under the special space */
+	vh->pd_upper = vh->pd_special;
+	if (hikey)
+	{
+		vh->pd_upper -= MAXALIGN(hlen);
+		memcpy(view + vh->pd_upper, hikey, hlen);
+		ItemIdSetNormal(PageGetItemId(view, off), vh->pd_upper, hlen);
+		vh->pd_lower += sizeof(ItemIdData);
+		off++;
+	}
+	items = vh->pd_upper - itemsbytes;
+	if (!ft_codec_decompress((FtCodecId) FtPageGetOpaque(page)->ft_codec,
+							 FtFrameData(frame), hdr->complen,
+							 view + items - lensbytes, hdr->rawlen))
+		corrupt(tree, blkno, "The compressed bytes do not decompress.");
+	vh->pd_upper = items;
+
+	for (int i = 0; i < hdr->nitems; i++)
+	{
+		uint16		len;
+
+		memcpy(&len, view + items - lensbytes + i * sizeof(uint16),
+			   sizeof(uint16));
+		if (len == 0 || MAXALIGN(len) > itemsbytes - pos)
+			corrupt(tree, blkno, "A decompressed entry has an invalid length.");
+		if (!FtFrameIsDead(frame, i))
+		{
+			Assert(vh->pd_lower + sizeof(ItemIdData) <=
+				   items - lensbytes + (i + 1) * sizeof(uint16));
+			ItemIdSetNormal(PageGetItemId(view, off), items + pos, len);
+			vh->pd_lower += sizeof(ItemIdData);
+			off++;
+		}
+		pos += MAXALIGN(len);
+	}
+	if (pos != itemsbytes)
+		corrupt(tree, blkno, "The decompressed entries do not fill the frame.");
+}
+
 /* decode compressed leaf page into view (FT_VIEW_SIZE bytes) */
 static void
 decode_leaf(FtTree *tree, BlockNumber blkno, Page page, char *view)
@@ -545,17 +676,15 @@ decode_leaf(FtTree *tree, BlockNumber blkno, Page page, char *view)
 	FtFrameHeader hdr;
 	const char *frame = frame_of(tree, blkno, page, &hdr);
 	const char *data = FtFrameData((const FtFrameHeader *) frame);
-	char	   *raw = scratch(&raw_buf, FT_VIEW_SIZE);
+	char	   *raw;
 	PageHeader	vh = (PageHeader) view;
 	Size		pos = 0;
 	OffsetNumber off = FirstOffsetNumber;
 	FtPageOpaque vopaque;
 
-	if (frame_crc((FtCodecId) opaque->ft_codec, &hdr, data) != hdr.crc)
+	if (frame_crc((FtCodecId) opaque->ft_codec, opaque->ft_frame_layout,
+				  &hdr, data) != hdr.crc)
 		corrupt(tree, blkno, "The compressed bytes fail their checksum.");
-	if (!ft_codec_decompress((FtCodecId) opaque->ft_codec, data, hdr.complen,
-							 raw, hdr.rawlen))
-		corrupt(tree, blkno, "The compressed bytes do not decompress.");
 
 	/* the page header and special space, then the items */
 	memcpy(view, page, SizeOfPageHeaderData);
@@ -565,6 +694,19 @@ decode_leaf(FtTree *tree, BlockNumber blkno, Page page, char *view)
 	vopaque = FtPageGetOpaque(view);
 	memcpy(vopaque, opaque, sizeof(FtPageOpaqueData));
 	vopaque->ft_codec = FT_CODEC_NONE;
+	vopaque->ft_frame_layout = FT_FRAME_LAYOUT_PREFIXED;
+
+	if (opaque->ft_frame_layout == FT_FRAME_LAYOUT_VIEW)
+	{
+		decode_view_layout(tree, blkno, page, view,
+						   (const FtFrameHeader *) frame, &hdr);
+		return;
+	}
+
+	raw = scratch(&raw_buf, FT_VIEW_SIZE);
+	if (!ft_codec_decompress((FtCodecId) opaque->ft_codec, data, hdr.complen,
+							 raw, hdr.rawlen))
+		corrupt(tree, blkno, "The compressed bytes do not decompress.");
 
 #define VIEW_ADD(ptr, len) \
 	do { \
@@ -717,6 +859,7 @@ ft_leaf_view(FtTree *tree, Buffer buf)
 
 			memcpy(vopaque, opaque, sizeof(FtPageOpaqueData));
 			vopaque->ft_codec = FT_CODEC_NONE;
+			vopaque->ft_frame_layout = FT_FRAME_LAYOUT_PREFIXED;
 			s->used = ++tick;
 			return (Page) s->view;
 		}

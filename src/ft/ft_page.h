@@ -77,7 +77,7 @@ typedef struct FtPageOpaqueData
 	uint8		ft_codec;		/* how the items are stored: FT_CODEC_* */
 	uint8		ft_item_format; /* the owner's item layout, 0 = the first */
 	uint16		ft_dict;		/* compression dictionary, 0 = none */
-	uint16		ft_reserved1;	/* zero */
+	uint16		ft_frame_layout;	/* compressed leaf: FT_FRAME_LAYOUT_* */
 	uint16		ft_reserved2;	/* zero */
 	uint16		ft_page_id;		/* FT_PAGE_ID, for page-kind identification */
 } FtPageOpaqueData;
@@ -98,6 +98,15 @@ typedef enum FtCodecId
 #define FT_CODEC_MAX		FT_CODEC_ZSTD
 #define FT_ITEM_FORMAT_MAX	0	/* the newest item format this build reads */
 
+/*
+ * How a compressed leaf's entries are laid out once decompressed (see the
+ * frame format below); 0 on every other page.
+ */
+#define FT_FRAME_LAYOUT_PREFIXED	0	/* each entry after its length */
+#define FT_FRAME_LAYOUT_VIEW		1	/* the lengths, then the entries as
+										 * in the decoded page */
+#define FT_FRAME_LAYOUT_MAX			FT_FRAME_LAYOUT_VIEW
+
 
 typedef FtPageOpaqueData *FtPageOpaque;
 
@@ -112,7 +121,9 @@ ft_page_format_known(FtPageOpaque opaque)
 		(opaque->ft_codec == FT_CODEC_NONE ||
 		 (opaque->ft_flags & (FT_PAGE_LEAF | FT_PAGE_DELETED)) == FT_PAGE_LEAF) &&
 		opaque->ft_item_format <= FT_ITEM_FORMAT_MAX && opaque->ft_dict == 0 &&
-		opaque->ft_reserved1 == 0 && opaque->ft_reserved2 == 0;
+		opaque->ft_frame_layout <= FT_FRAME_LAYOUT_MAX &&
+		(opaque->ft_frame_layout == 0 || opaque->ft_codec != FT_CODEC_NONE) &&
+		opaque->ft_reserved2 == 0;
 }
 
 /*
@@ -141,9 +152,21 @@ ft_page_format_known(FtPageOpaque opaque)
  * and after it one item, the frame, instead of one item per entry:
  *
  *	FtFrameHeader, then the dead bits (one per entry, (nitems + 7) / 8
- *	bytes), then complen compressed bytes that decompress to rawlen bytes:
- *	every entry, in key order, as a uint16 length and its bytes; then, in
- *	a table leaf, the change area (chgcap bytes, below).
+ *	bytes), then complen compressed bytes that decompress to rawlen bytes;
+ *	then, in a table leaf, the change area (chgcap bytes, below).  The
+ *	page's ft_frame_layout says what the rawlen bytes hold:
+ *
+ *	FT_FRAME_LAYOUT_PREFIXED: every entry, in key order, as a uint16
+ *	length and its bytes (the only layout of builds before it had a name;
+ *	table leaves still use it).
+ *
+ *	FT_FRAME_LAYOUT_VIEW: every entry's length as a uint16, then every
+ *	entry, in key order, padded with zeros to MAXALIGN.  Decoding
+ *	decompresses this straight into the decoded page, the entries where
+ *	its items go and the lengths below them, where its line pointers go,
+ *	and then only writes the line pointers (ft_compress.c).  Building the
+ *	decoded page entry by entry cost as much as decompressing it
+ *	(bench/RESULTS.md, session 25).  Every index leaf's frame takes it.
  *
  * The compressed bytes never change: the frame is built only when the
  * whole leaf is rewritten (flush, build, VACUUM) and logged as a new image,
@@ -151,10 +174,10 @@ ft_page_format_known(FtPageOpaque opaque)
  * pruning) sets their dead bits instead, outside the compressed bytes: a
  * small WAL record, and readers skip them; a table's changes of entries in
  * place go into the change area.  crc covers what never changes in place
- * (the codec, the lengths, chgcap and the compressed bytes); deadcrc covers
- * stamp, ndead, the dead bits and the change area.  stamp changes with
- * every change of the frame, its dead bits or its change area: backends
- * cache decoded leaves by block and stamp.
+ * (the codec, the layout, the lengths, chgcap and the compressed bytes);
+ * deadcrc covers stamp, ndead, the dead bits and the change area.  stamp
+ * changes with every change of the frame, its dead bits or its change
+ * area: backends cache decoded leaves by block and stamp.
  */
 typedef struct FtFrameHeader
 {
