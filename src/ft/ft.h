@@ -487,6 +487,7 @@ extern void ft_rewrite_leaf_of(FtTree *tree, const char *item, Size len);
 typedef struct FtScanData *FtScan;
 extern FtScan ft_scan_begin(FtTree *tree);
 extern void ft_scan_set_keep_pins(FtScan scan, bool keep);
+extern void ft_scan_set_parts(FtScan scan, bool parts);
 /* a leaf was copied: its first and last item (both NULL if it has none) */
 typedef void (*FtLeafCopiedFn) (void *arg, const char *first, Size firstlen,
 								const char *last, Size lastlen);

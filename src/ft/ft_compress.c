@@ -52,6 +52,9 @@ typedef struct ViewSlot
 	uint32		crc;
 	uint32		deadcrc;
 	uint64		used;			/* tick of the last use; 0: empty */
+	int			part;			/* -1: the whole leaf; else the part of a
+								 * frame of layout FT_FRAME_LAYOUT_PARTS
+								 * decoded (ft_leaf_view_part) */
 	char	   *view;			/* FT_VIEW_SIZE bytes */
 } ViewSlot;
 
@@ -187,17 +190,154 @@ items_space(char **items, Size *lens, int n)
 }
 
 /*
- * Does a decoded page have room for a frame of layout FT_FRAME_LAYOUT_VIEW
- * of n entries taking itemsbytes (MAXALIGNed) and a high key taking
- * hikeyspace (0: none)?  That is, for the entries and their line pointers:
- * the lengths before the entries are decompressed where the line pointers
- * go, and read before those overwrite them (decode_view_layout).
+ * Does a decoded page have room for n entries taking itemsbytes
+ * (MAXALIGNed) with their line pointers, and a high key taking hikeyspace
+ * (0: none)?  (A frame's entries always fit; a corrupt frame's may not.)
  */
 static inline bool
 view_layout_fits(int n, Size itemsbytes, Size hikeyspace)
 {
 	return SizeOfPageHeaderData + n * sizeof(ItemIdData) + hikeyspace +
 		itemsbytes + MAXALIGN(sizeof(FtPageOpaqueData)) <= FT_VIEW_SIZE;
+}
+
+/* comp_buf: a frame of any layout, with room to spare */
+static void
+setup_comp_buf(void)
+{
+	if (comp_buf == NULL)
+	{
+		comp_cap = FT_FRAME_HDRSZ + FtFrameDeadBytes(FT_FRAME_MAX_ITEMS) +
+			sizeof(FtFrameParts) + FT_FRAME_MAX_PARTS * sizeof(FtFramePart) +
+			FT_FRAME_MAX_PARTS * (sizeof(uint16) + FT_MAX_ITEM_SIZE) +
+			Max(ft_codec_bound(FT_CODEC_LZ4, FT_VIEW_SIZE),
+				ft_codec_bound(FT_CODEC_ZSTD, FT_VIEW_SIZE)) +
+			(FT_FRAME_MAX_PARTS + 1) *
+			Max(ft_codec_bound(FT_CODEC_LZ4, 0), ft_codec_bound(FT_CODEC_ZSTD, 0)) +
+			PG_UINT16_MAX;
+		comp_buf = MemoryContextAlloc(TopMemoryContext, comp_cap);
+	}
+}
+
+/* compress len bytes of src to dst (cap bytes), for encode_frame */
+static Size
+compress_or_fail(FtTree *tree, const char *src, Size len, char *dst, Size cap)
+{
+	Size		n = ft_codec_compress(tree->codec, tree->codec_level, src, len,
+									  dst, cap);
+
+	if (n == 0)
+		elog(ERROR, "fractam: %s failed to compress %zu bytes",
+			 ft_codec_name(tree->codec), len);
+	return n;
+}
+
+/*
+ * encode_frame for layout FT_FRAME_LAYOUT_PARTS (see ft_page.h): the
+ * entries cut into parts of at most FT_FRAME_PART_BYTES decoded, each
+ * compressed alone.  room is what the frame may take on its page.
+ */
+static Size
+encode_parts(FtTree *tree, char **items, Size *lens, int n, Size room,
+			 Size *need)
+{
+	char	   *raw = scratch(&raw_buf, FT_VIEW_SIZE);
+	Size		dead = FtFrameDeadBytes(n);
+	char	   *data;
+	Size		cap;
+	Size		pos;
+	Size		itemsbytes = 0;
+	Size		acc = 0;
+	int			start[FT_FRAME_MAX_PARTS + 1];
+	Size		partbytes[FT_FRAME_MAX_PARTS] PG_USED_FOR_ASSERTS_ONLY;
+	FtFrameParts fp;
+	FtFramePart parts[FT_FRAME_MAX_PARTS];
+	FtFrameHeader hdr;
+	int			np = 0;
+
+	/* the cuts: a part ends before the entry that would overflow it */
+	start[0] = 0;
+	for (int i = 0; i < n; i++)
+	{
+		Size		space = MAXALIGN(lens[i]);
+
+		Assert(lens[i] > 0 && lens[i] <= PG_UINT16_MAX);
+		if (acc > 0 && acc + space > FT_FRAME_PART_BYTES)
+		{
+			/* a decoded page of 32 kB holds at most 6 parts of 6.4 kB */
+			if (np + 1 >= FT_FRAME_MAX_PARTS)
+				elog(ERROR, "fractam: a frame of %d entries needs more than %d parts",
+					 n, FT_FRAME_MAX_PARTS);
+			partbytes[np++] = acc;
+			start[np] = i;
+			acc = 0;
+		}
+		acc += space;
+		itemsbytes += space;
+	}
+	partbytes[np++] = acc;
+	start[np] = n;
+
+	setup_comp_buf();
+	data = comp_buf + FT_FRAME_HDRSZ + dead;
+	cap = comp_cap - FT_FRAME_HDRSZ - dead;
+
+	/* the directory: counts, then each part's first entry but the first's */
+	pos = sizeof(FtFrameParts) + np * sizeof(FtFramePart);
+	for (int p = 1; p < np; p++)
+	{
+		uint16		l16 = (uint16) lens[start[p]];
+
+		memcpy(data + pos, &l16, sizeof(l16));
+		pos += sizeof(l16);
+		memcpy(data + pos, items[start[p]], lens[start[p]]);
+		pos += lens[start[p]];
+	}
+
+	/* the parts: lengths, then entries as the decoded page holds them */
+	memset(parts, 0, sizeof(parts));
+	for (int p = 0; p < np; p++)
+	{
+		Size		rawlen = 0;
+
+		for (int i = start[p]; i < start[p + 1]; i++)
+		{
+			uint16		l16 = (uint16) lens[i];
+
+			memcpy(raw + rawlen, &l16, sizeof(l16));
+			rawlen += sizeof(l16);
+		}
+		for (int i = start[p]; i < start[p + 1]; i++)
+		{
+			memcpy(raw + rawlen, items[i], lens[i]);
+			memset(raw + rawlen + lens[i], 0, MAXALIGN(lens[i]) - lens[i]);
+			rawlen += MAXALIGN(lens[i]);
+		}
+		Assert(rawlen == partbytes[p] + (start[p + 1] - start[p]) * sizeof(uint16));
+		Assert(rawlen <= PG_UINT16_MAX);
+		parts[p].nitems = (uint16) (start[p + 1] - start[p]);
+		parts[p].rawlen = (uint16) rawlen;
+		parts[p].complen = (uint16) compress_or_fail(tree, raw, rawlen,
+													 data + pos, cap - pos);
+		pos += parts[p].complen;
+	}
+	fp.nparts = (uint16) np;
+	fp.reserved = 0;
+	memcpy(data, &fp, sizeof(fp));
+	memcpy(data + sizeof(fp), parts, np * sizeof(FtFramePart));
+
+	*need = FT_FRAME_HDRSZ + dead + pos;
+	if (*need > room)
+		return 0;
+
+	memset(&hdr, 0, sizeof(hdr));
+	hdr.rawlen = (uint32) (n * sizeof(uint16) + itemsbytes);
+	hdr.complen = (uint32) pos;
+	hdr.nitems = (uint16) n;
+	hdr.crc = frame_crc(tree->codec, FT_FRAME_LAYOUT_PARTS, &hdr, data);
+	memset(comp_buf, 0, FT_FRAME_HDRSZ + dead);
+	memcpy(comp_buf, &hdr, sizeof(hdr));
+	return *need;
 }
 
 /*
@@ -218,7 +358,6 @@ encode_frame(FtTree *tree, char **items, Size *lens, int n, Size hikeyspace,
 	FtFrameHeader hdr;
 	Size		dead = FtFrameDeadBytes(n);
 	Size		chgcap = tree->frame_chgcap;
-	Size		itemsbytes = 0;
 	Size		cap;
 
 	*need = 0;
@@ -231,56 +370,26 @@ encode_frame(FtTree *tree, char **items, Size *lens, int n, Size hikeyspace,
 	 * Entries that change in place (a table's) keep the prefixed layout:
 	 * their decoded page must keep its room for expanded entries.
 	 */
+	*layout = chgcap == 0 ? FT_FRAME_LAYOUT_PARTS : FT_FRAME_LAYOUT_PREFIXED;
+	if (*layout == FT_FRAME_LAYOUT_PARTS)
+		return encode_parts(tree, items, lens, n, room, need);
+
 	for (int i = 0; i < n; i++)
-		itemsbytes += MAXALIGN(lens[i]);
-	*layout = (chgcap == 0 && view_layout_fits(n, itemsbytes, hikeyspace)) ?
-		FT_FRAME_LAYOUT_VIEW : FT_FRAME_LAYOUT_PREFIXED;
-
-	if (*layout == FT_FRAME_LAYOUT_VIEW)
 	{
-		for (int i = 0; i < n; i++)
-		{
-			uint16		l16 = (uint16) lens[i];
+		uint16		l16 = (uint16) lens[i];
 
-			memcpy(raw + rawlen, &l16, sizeof(l16));
-			rawlen += sizeof(l16);
-		}
-		for (int i = 0; i < n; i++)
-		{
-			Assert(lens[i] > 0 && lens[i] <= PG_UINT16_MAX);
-			memcpy(raw + rawlen, items[i], lens[i]);
-			memset(raw + rawlen + lens[i], 0, MAXALIGN(lens[i]) - lens[i]);
-			rawlen += MAXALIGN(lens[i]);
-		}
-	}
-	else
-	{
-		for (int i = 0; i < n; i++)
-		{
-			uint16		l16 = (uint16) lens[i];
-
-			Assert(lens[i] > 0 && lens[i] <= PG_UINT16_MAX);
-			memcpy(raw + rawlen, &l16, sizeof(l16));
-			rawlen += sizeof(l16);
-			memcpy(raw + rawlen, items[i], lens[i]);
-			rawlen += lens[i];
-		}
+		Assert(lens[i] > 0 && lens[i] <= PG_UINT16_MAX);
+		memcpy(raw + rawlen, &l16, sizeof(l16));
+		rawlen += sizeof(l16);
+		memcpy(raw + rawlen, items[i], lens[i]);
+		rawlen += lens[i];
 	}
 	Assert(rawlen <= FT_VIEW_SIZE);
 
-	if (comp_buf == NULL)
-	{
-		comp_cap = FT_FRAME_HDRSZ + FtFrameDeadBytes(FT_FRAME_MAX_ITEMS) +
-			Max(ft_codec_bound(FT_CODEC_LZ4, FT_VIEW_SIZE),
-				ft_codec_bound(FT_CODEC_ZSTD, FT_VIEW_SIZE)) + PG_UINT16_MAX;
-		comp_buf = MemoryContextAlloc(TopMemoryContext, comp_cap);
-	}
+	setup_comp_buf();
 	cap = comp_cap - FT_FRAME_HDRSZ - dead - chgcap;
-	complen = ft_codec_compress(tree->codec, tree->codec_level, raw, rawlen,
-								comp_buf + FT_FRAME_HDRSZ + dead, cap);
-	if (complen == 0)
-		elog(ERROR, "fractam: %s failed to compress %zu bytes",
-			 ft_codec_name(tree->codec), rawlen);
+	complen = compress_or_fail(tree, raw, rawlen,
+							   comp_buf + FT_FRAME_HDRSZ + dead, cap);
 	*need = FT_FRAME_HDRSZ + dead + complen + chgcap;
 	if (*need > room)
 		return 0;
@@ -596,40 +705,125 @@ apply_changes(FtTree *tree, BlockNumber blkno, const FtFrameHeader *frame)
 	MemoryContextSwitchTo(old);
 }
 
+/* A frame of layout FT_FRAME_LAYOUT_PARTS taken apart: its directory */
+typedef struct FrameParts
+{
+	int			nparts;
+	int			start[FT_FRAME_MAX_PARTS + 1];	/* first entry of each part */
+	Size		offset[FT_FRAME_MAX_PARTS + 1]; /* where each part's entries
+												 * start among all entries,
+												 * decoded */
+	const char *comp[FT_FRAME_MAX_PARTS];	/* each part, compressed */
+	Size		complen[FT_FRAME_MAX_PARTS];
+	Size		rawlen[FT_FRAME_MAX_PARTS];
+	const char *first[FT_FRAME_MAX_PARTS];	/* each part's first entry, in
+											 * the page (NULL for part 0) */
+	Size		firstlen[FT_FRAME_MAX_PARTS];
+} FrameParts;
+
+static FrameParts frame_parts;
+
 /*
- * Decode a frame of layout FT_FRAME_LAYOUT_VIEW (see ft_page.h) into view,
- * whose header and special space are set: decompress the lengths and the
- * entries so that the entries land where the page's items go (below the
- * high key, which sits under the special space) and the lengths right
- * below them, then write the line pointers of the live entries.  Entry i's
- * line pointer may overwrite lengths already read, never one still to be
- * read: the pointers so far end at most 4 (i + 2) bytes past the header, the
- * lengths still to read start 2 (n - i - 1) bytes below the entries, and the
- * page has room for every pointer below the entries.
+ * Read the directory of frame (header hdr, checked by frame_of and against
+ * its checksum) into frame_parts.
+ */
+static FrameParts *
+parse_parts(FtTree *tree, BlockNumber blkno, const FtFrameHeader *frame,
+			const FtFrameHeader *hdr)
+{
+	FrameParts *fp = &frame_parts;
+	const char *data = FtFrameData(frame);
+	Size		len = hdr->complen;
+	Size		pos;
+	FtFrameParts dir;
+	FtFramePart part;
+	Size		raw = 0;
+
+	if (hdr->chgcap != 0 || len < sizeof(FtFrameParts))
+		corrupt(tree, blkno, "The frame's parts are invalid.");
+	memcpy(&dir, data, sizeof(dir));
+	if (dir.nparts < 1 || dir.nparts > FT_FRAME_MAX_PARTS ||
+		dir.reserved != 0 ||
+		len < sizeof(FtFrameParts) + dir.nparts * sizeof(FtFramePart))
+		corrupt(tree, blkno, "The frame's parts are invalid.");
+	fp->nparts = dir.nparts;
+	fp->start[0] = 0;
+	fp->offset[0] = 0;
+	for (int p = 0; p < fp->nparts; p++)
+	{
+		memcpy(&part, data + sizeof(FtFrameParts) + p * sizeof(FtFramePart),
+			   sizeof(part));
+		if (part.nitems == 0 || fp->start[p] + part.nitems > hdr->nitems ||
+			part.reserved != 0 ||
+			part.rawlen < part.nitems * (sizeof(uint16) + MAXIMUM_ALIGNOF) ||
+			(part.rawlen - part.nitems * sizeof(uint16)) % MAXIMUM_ALIGNOF != 0)
+			corrupt(tree, blkno, "The frame's parts are invalid.");
+		fp->start[p + 1] = fp->start[p] + part.nitems;
+		fp->complen[p] = part.complen;
+		fp->rawlen[p] = part.rawlen;
+		fp->offset[p + 1] = fp->offset[p] + part.rawlen -
+			part.nitems * sizeof(uint16);
+		raw += part.rawlen;
+	}
+	if (fp->start[fp->nparts] != hdr->nitems || raw != hdr->rawlen)
+		corrupt(tree, blkno, "The frame's parts do not hold its entries.");
+
+	pos = sizeof(FtFrameParts) + fp->nparts * sizeof(FtFramePart);
+	fp->first[0] = NULL;
+	fp->firstlen[0] = 0;
+	for (int p = 1; p < fp->nparts; p++)
+	{
+		uint16		l16;
+
+		if (pos + sizeof(uint16) > len)
+			corrupt(tree, blkno, "The frame's parts are invalid.");
+		memcpy(&l16, data + pos, sizeof(l16));
+		pos += sizeof(l16);
+		if (l16 == 0 || l16 > len - pos)
+			corrupt(tree, blkno, "The frame's parts are invalid.");
+		fp->first[p] = data + pos;
+		fp->firstlen[p] = l16;
+		pos += l16;
+	}
+	for (int p = 0; p < fp->nparts; p++)
+	{
+		if (fp->complen[p] > len - pos)
+			corrupt(tree, blkno, "The frame's parts are invalid.");
+		fp->comp[p] = data + pos;
+		pos += fp->complen[p];
+	}
+	if (pos != len)
+		corrupt(tree, blkno, "The frame's parts do not fill it.");
+	return fp;
+}
+
+/*
+ * Decode parts [from, to) of a frame of layout FT_FRAME_LAYOUT_PARTS (see
+ * ft_page.h) into view, whose header and special space are set: the high
+ * key under the special space, the parts' entries below it where the
+ * page's items go (each part decompressed aside and its entries copied
+ * into place at once), and the line pointers of the live ones.  frame and
+ * hdr are checked by frame_of and the checksum.
  */
 static void
-decode_view_layout(FtTree *tree, BlockNumber blkno, Page page, char *view,
-				   const FtFrameHeader *frame, const FtFrameHeader *hdr)
+decode_parts(FtTree *tree, BlockNumber blkno, Page page, char *view,
+			 const FtFrameHeader *frame, FrameParts *fp, int from, int to)
 {
 	PageHeader	vh = (PageHeader) view;
-	Size		lensbytes = hdr->nitems * sizeof(uint16);
-	Size		itemsbytes;
-	Size		items;			/* where the entries start */
-	Size		pos = 0;
+	FtCodecId	codec = (FtCodecId) FtPageGetOpaque(page)->ft_codec;
+	char	   *raw = scratch(&raw_buf, FT_VIEW_SIZE);
 	OffsetNumber off = FirstOffsetNumber;
+	Size		itemsbytes = fp->offset[to] - fp->offset[from];
+	Size		items;
 	Size		hlen = 0;
 	char	   *hikey = NULL;
 
 	if (!FtPageIsRightmost(FtPageGetOpaque(page)))
 		hikey = ft_page_item(page, FT_HIKEY, &hlen);
-	if (hdr->chgcap != 0 || hdr->rawlen < lensbytes ||
-		(hdr->rawlen - lensbytes) % MAXIMUM_ALIGNOF != 0 ||
-		!view_layout_fits(hdr->nitems, hdr->rawlen - lensbytes,
+	if (!view_layout_fits(fp->start[to] - fp->start[from], itemsbytes,
 						  hikey ? ft_item_space(hlen) : 0))
-		corrupt(tree, blkno, "The frame's layout does not fit a decoded page.");
-	itemsbytes = hdr->rawlen - lensbytes;
+		corrupt(tree, blkno, "The entries do not fit a decoded page.");
 
-	/* the high key first, under the special space */
 	vh->pd_upper = vh->pd_special;
 	if (hikey)
 	{
@@ -640,32 +834,58 @@ decode_view_layout(FtTree *tree, BlockNumber blkno, Page page, char *view,
 		off++;
 	}
 	items = vh->pd_upper - itemsbytes;
-	if (!ft_codec_decompress((FtCodecId) FtPageGetOpaque(page)->ft_codec,
-							 FtFrameData(frame), hdr->complen,
-							 view + items - lensbytes, hdr->rawlen))
-		corrupt(tree, blkno, "The compressed bytes do not decompress.");
 	vh->pd_upper = items;
-
-	for (int i = 0; i < hdr->nitems; i++)
+	for (int p = from; p < to; p++)
 	{
-		uint16		len;
+		int			n = fp->start[p + 1] - fp->start[p];
+		Size		lensbytes = n * sizeof(uint16);
+		Size		at = items + fp->offset[p] - fp->offset[from];
+		Size		pos = 0;
 
-		memcpy(&len, view + items - lensbytes + i * sizeof(uint16),
-			   sizeof(uint16));
-		if (len == 0 || MAXALIGN(len) > itemsbytes - pos)
-			corrupt(tree, blkno, "A decompressed entry has an invalid length.");
-		if (!FtFrameIsDead(frame, i))
+		if (!ft_codec_decompress(codec, fp->comp[p], fp->complen[p], raw,
+								 fp->rawlen[p]))
+			corrupt(tree, blkno, "The compressed bytes do not decompress.");
+		memcpy(view + at, raw + lensbytes, fp->rawlen[p] - lensbytes);
+		for (int i = 0; i < n; i++)
 		{
-			Assert(vh->pd_lower + sizeof(ItemIdData) <=
-				   items - lensbytes + (i + 1) * sizeof(uint16));
-			ItemIdSetNormal(PageGetItemId(view, off), items + pos, len);
-			vh->pd_lower += sizeof(ItemIdData);
-			off++;
+			uint16		len;
+
+			memcpy(&len, raw + i * sizeof(uint16), sizeof(uint16));
+			if (len == 0 || MAXALIGN(len) > fp->rawlen[p] - lensbytes - pos)
+				corrupt(tree, blkno, "A decompressed entry has an invalid length.");
+			/* what lookups pick the part by is its first entry */
+			if (i == 0 && p > 0 &&
+				(fp->firstlen[p] != len ||
+				 memcmp(fp->first[p], view + at, len) != 0))
+				corrupt(tree, blkno, "A part of the frame does not start with the entry its directory names.");
+			if (!FtFrameIsDead(frame, fp->start[p] + i))
+			{
+				ItemIdSetNormal(PageGetItemId(view, off), at + pos, len);
+				vh->pd_lower += sizeof(ItemIdData);
+				off++;
+			}
+			pos += MAXALIGN(len);
 		}
-		pos += MAXALIGN(len);
+		if (pos != fp->rawlen[p] - lensbytes)
+			corrupt(tree, blkno, "The decompressed entries do not fill the frame.");
 	}
-	if (pos != itemsbytes)
-		corrupt(tree, blkno, "The decompressed entries do not fill the frame.");
+}
+
+/* the header and special space of a decoded page of leaf page */
+static void
+view_init(char *view, Page page)
+{
+	PageHeader	vh = (PageHeader) view;
+	FtPageOpaque vopaque;
+
+	memcpy(view, page, SizeOfPageHeaderData);
+	vh->pd_lower = SizeOfPageHeaderData;
+	vh->pd_special = FT_VIEW_SIZE - MAXALIGN(sizeof(FtPageOpaqueData));
+	vh->pd_upper = vh->pd_special;
+	vopaque = FtPageGetOpaque(view);
+	memcpy(vopaque, FtPageGetOpaque(page), sizeof(FtPageOpaqueData));
+	vopaque->ft_codec = FT_CODEC_NONE;
+	vopaque->ft_frame_layout = FT_FRAME_LAYOUT_PREFIXED;
 }
 
 /* decode compressed leaf page into view (FT_VIEW_SIZE bytes) */
@@ -680,26 +900,21 @@ decode_leaf(FtTree *tree, BlockNumber blkno, Page page, char *view)
 	PageHeader	vh = (PageHeader) view;
 	Size		pos = 0;
 	OffsetNumber off = FirstOffsetNumber;
-	FtPageOpaque vopaque;
 
 	if (frame_crc((FtCodecId) opaque->ft_codec, opaque->ft_frame_layout,
 				  &hdr, data) != hdr.crc)
 		corrupt(tree, blkno, "The compressed bytes fail their checksum.");
 
 	/* the page header and special space, then the items */
-	memcpy(view, page, SizeOfPageHeaderData);
-	vh->pd_lower = SizeOfPageHeaderData;
-	vh->pd_special = FT_VIEW_SIZE - MAXALIGN(sizeof(FtPageOpaqueData));
-	vh->pd_upper = vh->pd_special;
-	vopaque = FtPageGetOpaque(view);
-	memcpy(vopaque, opaque, sizeof(FtPageOpaqueData));
-	vopaque->ft_codec = FT_CODEC_NONE;
-	vopaque->ft_frame_layout = FT_FRAME_LAYOUT_PREFIXED;
+	view_init(view, page);
 
-	if (opaque->ft_frame_layout == FT_FRAME_LAYOUT_VIEW)
+	if (opaque->ft_frame_layout == FT_FRAME_LAYOUT_PARTS)
 	{
-		decode_view_layout(tree, blkno, page, view,
-						   (const FtFrameHeader *) frame, &hdr);
+		FrameParts *fp = parse_parts(tree, blkno,
+									 (const FtFrameHeader *) frame, &hdr);
+
+		decode_parts(tree, blkno, page, view, (const FtFrameHeader *) frame,
+					 fp, 0, fp->nparts);
 		return;
 	}
 
@@ -804,6 +1019,35 @@ cache_setup(void)
 }
 
 /*
+ * Does cache slot s hold the leaf page (block blkno of node, its frame's
+ * header hdr) decoded, whole or in part?  If so, it is now the most
+ * recently used and has page's special space.
+ */
+static bool
+slot_holds(ViewSlot *s, RelFileNode node, BlockNumber blkno, Page page,
+		   const FtFrameHeader *hdr)
+{
+	FtPageOpaque vopaque;
+
+	if (s->used == 0 || s->blkno != blkno || !RelFileNodeEquals(s->node, node) ||
+		s->stamp != hdr->stamp || s->crc != hdr->crc ||
+		s->deadcrc != hdr->deadcrc || !same_high_key(page, (Page) s->view))
+		return false;
+
+	/*
+	 * The frame is the same, but VACUUM changes a leaf's right link in place
+	 * (unlinking its empty right sibling): take the special space as it is
+	 * now.
+	 */
+	vopaque = FtPageGetOpaque(s->view);
+	memcpy(vopaque, FtPageGetOpaque(page), sizeof(FtPageOpaqueData));
+	vopaque->ft_codec = FT_CODEC_NONE;
+	vopaque->ft_frame_layout = FT_FRAME_LAYOUT_PREFIXED;
+	s->used = ++tick;
+	return true;
+}
+
+/*
  * The leaf in buf (locked by the caller, at least share) as a page to read
  * items from: the shared page itself, or if it is compressed its decoded
  * copy in this backend's cache.  The copy stays valid until the next call
@@ -845,24 +1089,8 @@ ft_leaf_view(FtTree *tree, Buffer buf)
 	{
 		ViewSlot   *s = &set[w];
 
-		if (s->used != 0 && s->blkno == blkno &&
-			RelFileNodeEquals(s->node, node) && s->stamp == hdr.stamp &&
-			s->crc == hdr.crc && s->deadcrc == hdr.deadcrc &&
-			same_high_key(page, (Page) s->view))
-		{
-			/*
-			 * The frame is the same, but VACUUM changes a leaf's right link
-			 * in place (unlinking its empty right sibling): take the
-			 * special space as it is now.
-			 */
-			FtPageOpaque vopaque = FtPageGetOpaque(s->view);
-
-			memcpy(vopaque, opaque, sizeof(FtPageOpaqueData));
-			vopaque->ft_codec = FT_CODEC_NONE;
-			vopaque->ft_frame_layout = FT_FRAME_LAYOUT_PREFIXED;
-			s->used = ++tick;
+		if (s->part == -1 && slot_holds(s, node, blkno, page, &hdr))
 			return (Page) s->view;
-		}
 		if ((victim == NULL || s->used < victim->used) &&
 			!is_protected(s->view))
 			victim = s;
@@ -884,6 +1112,7 @@ ft_leaf_view(FtTree *tree, Buffer buf)
 	decode_leaf(tree, blkno, page, victim->view);
 	victim->node = node;
 	victim->blkno = blkno;
+	victim->part = -1;
 	victim->stamp = hdr.stamp;
 	victim->crc = hdr.crc;
 	victim->deadcrc = hdr.deadcrc;
@@ -910,6 +1139,125 @@ ft_leaf_copy(FtTree *tree, Buffer buf, char *dst)
 	memcpy(dst, view, hdr->pd_lower);
 	memcpy(dst + hdr->pd_upper, view + hdr->pd_upper,
 		   FT_VIEW_SIZE - hdr->pd_upper);
+}
+
+/*
+ * The part of the compressed leaf in buf (locked by the caller, at least
+ * share) where a scan starts at key (forward: the first item >= key;
+ * backward: the last item < key; key NULL: the leaf's first or last item),
+ * decoded as a page laid out like the leaf's decoded page but holding only
+ * that part's entries, or the whole leaf decoded (ft_leaf_view) if its
+ * frame has one part or is cached whole.  *low and *high bound the part's
+ * entries (the first entry of the part and of the next, pointing into the
+ * locked page), or are NULL where the part ends where the leaf does.  The
+ * decoded page stays valid as ft_leaf_view's does.  A point lookup thus
+ * decodes at most FT_FRAME_PART_BYTES of entries, not 32 kB.
+ */
+Page
+ft_leaf_view_part(FtTree *tree, Buffer buf, const char *key, Size keylen,
+				  bool forward, const char **low, Size *lowlen,
+				  const char **high, Size *highlen)
+{
+	Page		page = BufferGetPage(buf);
+	FtPageOpaque opaque = FtPageGetOpaque(page);
+	BlockNumber blkno = BufferGetBlockNumber(buf);
+	const char *frame;
+	FtFrameHeader hdr;
+	FrameParts *fp;
+	RelFileNode node;
+	ViewSlot   *set = NULL;
+	ViewSlot   *victim = NULL;
+	char	   *view;
+	int			part;
+
+	*low = *high = NULL;
+	*lowlen = *highlen = 0;
+	if (!FtPageIsCompressed(opaque) ||
+		opaque->ft_frame_layout != FT_FRAME_LAYOUT_PARTS)
+		return ft_leaf_view(tree, buf);
+	(void) frame_locate(tree, blkno, page, &hdr);
+	if (hdr.nitems <= 1)
+		return ft_leaf_view(tree, buf);
+
+	/* the leaf decoded whole, if the cache has it */
+	node = tree->rel->rd_node;
+	cache_setup();
+	if (nsets > 0)
+	{
+		uint32		h = hash_bytes_uint32((uint32) node.relNode ^ (blkno * 0x9E3779B1U));
+
+		set = &slots[(h % nsets) * CACHE_WAYS];
+		for (int w = 0; w < CACHE_WAYS; w++)
+			if (set[w].part == -1 && slot_holds(&set[w], node, blkno, page, &hdr))
+				return (Page) set[w].view;
+	}
+
+	frame = frame_of(tree, blkno, page, &hdr);
+	if (frame_crc((FtCodecId) opaque->ft_codec, opaque->ft_frame_layout,
+				  &hdr, FtFrameData((const FtFrameHeader *) frame)) != hdr.crc)
+		corrupt(tree, blkno, "The compressed bytes fail their checksum.");
+	fp = parse_parts(tree, blkno, (const FtFrameHeader *) frame, &hdr);
+	if (fp->nparts == 1)
+		return ft_leaf_view(tree, buf);
+
+	/* the last part whose first entry is <= key (forward) or < key */
+	part = 0;
+	if (key == NULL)
+		part = forward ? 0 : fp->nparts - 1;
+	else
+		while (part + 1 < fp->nparts &&
+			   (forward ? ft_cmp(tree, fp->first[part + 1], fp->firstlen[part + 1],
+								 key, keylen) <= 0 :
+				ft_cmp(tree, fp->first[part + 1], fp->firstlen[part + 1],
+					   key, keylen) < 0))
+			part++;
+	if (part > 0)
+	{
+		*low = fp->first[part];
+		*lowlen = fp->firstlen[part];
+	}
+	if (part + 1 < fp->nparts)
+	{
+		*high = fp->first[part + 1];
+		*highlen = fp->firstlen[part + 1];
+	}
+
+	if (set != NULL)
+	{
+		for (int w = 0; w < CACHE_WAYS; w++)
+		{
+			ViewSlot   *s = &set[w];
+
+			if (s->part == part && slot_holds(s, node, blkno, page, &hdr))
+				return (Page) s->view;
+			if ((victim == NULL || s->used < victim->used) &&
+				!is_protected(s->view))
+				victim = s;
+		}
+	}
+	if (victim == NULL)
+		view = spare_view();
+	else
+	{
+		if (victim->view == NULL)
+			victim->view = MemoryContextAlloc(cache_cxt, FT_VIEW_SIZE);
+		victim->used = 0;		/* invalid until decoded */
+		view = victim->view;
+	}
+	view_init(view, page);
+	decode_parts(tree, blkno, page, view, (const FtFrameHeader *) frame, fp,
+				 part, part + 1);
+	if (victim != NULL)
+	{
+		victim->node = node;
+		victim->blkno = blkno;
+		victim->part = part;
+		victim->stamp = hdr.stamp;
+		victim->crc = hdr.crc;
+		victim->deadcrc = hdr.deadcrc;
+		victim->used = ++tick;
+	}
+	return (Page) view;
 }
 
 /* Is the page a compressed leaf? */

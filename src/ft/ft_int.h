@@ -247,6 +247,10 @@ extern int	ft_cut_compressed(FtTree *tree, char **items, Size *lens, int n,
 							  bool even);
 extern Page ft_leaf_view(FtTree *tree, Buffer buf);
 extern void ft_leaf_copy(FtTree *tree, Buffer buf, char *dst);
+extern Page ft_leaf_view_part(FtTree *tree, Buffer buf, const char *key,
+							  Size keylen, bool forward, const char **low,
+							  Size *lowlen, const char **high,
+							  Size *highlen);
 extern bool ft_leaf_is_compressed(Page page);
 extern void ft_leaf_delete(FtTree *tree, Buffer buf, OffsetNumber *dead,
 						   int ndead);

@@ -103,9 +103,9 @@ typedef enum FtCodecId
  * frame format below); 0 on every other page.
  */
 #define FT_FRAME_LAYOUT_PREFIXED	0	/* each entry after its length */
-#define FT_FRAME_LAYOUT_VIEW		1	/* the lengths, then the entries as
-										 * in the decoded page */
-#define FT_FRAME_LAYOUT_MAX			FT_FRAME_LAYOUT_VIEW
+#define FT_FRAME_LAYOUT_PARTS		1	/* entries as in the decoded page, in
+										 * parts compressed one by one */
+#define FT_FRAME_LAYOUT_MAX			FT_FRAME_LAYOUT_PARTS
 
 
 typedef FtPageOpaqueData *FtPageOpaque;
@@ -160,13 +160,18 @@ ft_page_format_known(FtPageOpaque opaque)
  *	length and its bytes (the only layout of builds before it had a name;
  *	table leaves still use it).
  *
- *	FT_FRAME_LAYOUT_VIEW: every entry's length as a uint16, then every
- *	entry, in key order, padded with zeros to MAXALIGN.  Decoding
- *	decompresses this straight into the decoded page, the entries where
- *	its items go and the lengths below them, where its line pointers go,
- *	and then only writes the line pointers (ft_compress.c).  Building the
- *	decoded page entry by entry cost as much as decompressing it
- *	(bench/RESULTS.md, session 25).  Every index leaf's frame takes it.
+ *	FT_FRAME_LAYOUT_PARTS (index leaves): the entries in parts of at most
+ *	FT_FRAME_PART_BYTES decoded, each compressed on its own, so that a
+ *	lookup decodes the part that holds its key, not the whole leaf.  The
+ *	compressed bytes are then, in order: an FtFrameParts (how many parts);
+ *	an FtFramePart per part (its entries, its compressed and decompressed
+ *	lengths); the first entry of every part but the first, as a uint16
+ *	length and its bytes (what a lookup picks its part by); and each part,
+ *	compressed: its entries' lengths as uint16s, then its entries, each
+ *	padded with zeros to MAXALIGN as the decoded page holds them, so that
+ *	decoding copies them into place at once and writes only line pointers
+ *	(building the decoded page entry by entry cost as much as decompressing
+ *	it: bench/RESULTS.md, session 25).  rawlen is the parts' sum.
  *
  * The compressed bytes never change: the frame is built only when the
  * whole leaf is rewritten (flush, build, VACUUM) and logged as a new image,
@@ -200,6 +205,25 @@ typedef struct FtFrameHeader
 #define FtFrameIsDead(hdr, i) \
 	((FtFrameDeadBits(hdr)[(i) / 8] & (1 << ((i) % 8))) != 0)
 #define FtFrameChanges(hdr)	(FtFrameData(hdr) + (hdr)->complen)
+
+/* FT_FRAME_LAYOUT_PARTS: see above */
+#define FT_FRAME_PART_BYTES		8192	/* decoded entries a part holds,
+										 * at most (one entry may be more) */
+#define FT_FRAME_MAX_PARTS		8
+
+typedef struct FtFrameParts
+{
+	uint16		nparts;
+	uint16		reserved;		/* zero */
+} FtFrameParts;
+
+typedef struct FtFramePart
+{
+	uint16		nitems;
+	uint16		complen;
+	uint16		rawlen;			/* lengths and entries, decompressed */
+	uint16		reserved;		/* zero */
+} FtFramePart;
 
 /*
  * A compressed table leaf's frame ends with a change area (chgcap bytes,

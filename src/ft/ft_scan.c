@@ -38,6 +38,8 @@ typedef struct FtScanData
 	bool		keep_pins;		/* hold pins while returning a leaf's items */
 	FtLeafCopiedFn leaf_copied; /* or NULL: see ft_scan_set_leaf_callback */
 	void	   *leaf_copied_arg;
+	bool		parts;			/* see ft_scan_set_parts */
+	bool		parts_now;		/* ... and not run out of a part yet */
 
 	/* copy of the upper (level-2) buffer node above it, if any */
 	PGAlignedBlock b2copy;
@@ -59,6 +61,11 @@ typedef struct FtScanData
 	Size		lhighlen;
 	char	   *llow;			/* palloc'd; NULL = -inf */
 	Size		llowlen;
+	bool		lcut;			/* lcopy is a part of a compressed leaf that
+								 * ends before the leaf: lhigh is the next
+								 * part's first entry (palloc'd) */
+	bool		lcut_low;		/* ... that starts after the leaf's start:
+								 * llow is its first entry */
 
 	/*
 	 * The merge cursor over the leaf copy and the copied messages in the
@@ -105,7 +112,25 @@ ft_scan_begin(FtTree *tree)
 	scan->b2pin = InvalidBuffer;
 	scan->lpin = InvalidBuffer;
 	scan->keep_pins = true;
+	scan->parts = false;
+	scan->parts_now = false;
+	scan->lcut = false;
+	scan->lcut_low = false;
 	return scan;
+}
+
+/*
+ * Whether the scan copies, of a compressed leaf whose frame is in parts
+ * (FT_FRAME_LAYOUT_PARTS), only the part where it starts, decoded
+ * (ft_leaf_view_part): a point lookup then decodes a fraction of the leaf.
+ * A scan that runs out of its part descends again to where it stopped and
+ * copies whole leaves from then on, as it does without parts.
+ */
+void
+ft_scan_set_parts(FtScan scan, bool parts)
+{
+	scan->parts = parts;
+	scan->parts_now = parts;
 }
 
 /*
@@ -173,6 +198,18 @@ drop_pins(FtScan scan)
 	scan->b2pin = InvalidBuffer;
 }
 
+/* the current copy is no part of a leaf (any more) */
+static void
+forget_cut(FtScan scan)
+{
+	if (scan->lcut && scan->lhigh)
+		pfree(scan->lhigh);
+	if (scan->lcut)
+		scan->lhigh = NULL;
+	scan->lcut = false;
+	scan->lcut_low = false;
+}
+
 /* Drop pins and forget the position */
 void
 ft_scan_release(FtScan scan)
@@ -185,6 +222,8 @@ ft_scan_release(FtScan scan)
 	if (scan->llow)
 		pfree(scan->llow);
 	scan->llow = NULL;
+	forget_cut(scan);
+	scan->parts_now = scan->parts;
 	scan->nruns = 0;
 	scan->mrun = -1;
 	scan->lfirst = 1;
@@ -199,16 +238,62 @@ ft_scan_end(FtScan scan)
 }
 
 /*
+ * Copy the part of the compressed leaf in buf (share-locked) where the
+ * cursor will start at key (see ft_leaf_view_part) into scan->lcopy; with
+ * the part's bounds where it ends before the leaf (scan->lcut, lhigh) or
+ * starts after it (returned, palloc'd, with *lowlen; else NULL).  Entries
+ * are distinct, so an entry bounds a part exactly.
+ */
+static char *
+copy_part(FtScan scan, Buffer buf, const char *key, Size keylen,
+		  Size *lowlen)
+{
+	const char *low;
+	const char *high;
+	Size		highlen;
+	Page		view = ft_leaf_view_part(scan->tree, buf, key, keylen,
+										 scan->forward, &low, lowlen,
+										 &high, &highlen);
+	PageHeader	vh = (PageHeader) view;
+	char	   *lowcopy = NULL;
+
+	if (view == BufferGetPage(buf))
+		ft_copy_page(scan->lcopy.data, view);
+	else
+	{
+		memcpy(scan->lcopy.data, view, vh->pd_lower);
+		memcpy(scan->lcopy.data + vh->pd_upper, view + vh->pd_upper,
+			   FT_VIEW_SIZE - vh->pd_upper);
+	}
+	if (high)
+	{
+		scan->lhigh = palloc(highlen);
+		memcpy(scan->lhigh, high, highlen);
+		scan->lhighlen = highlen;
+		scan->lcut = true;
+	}
+	if (low)
+	{
+		lowcopy = palloc(*lowlen);
+		memcpy(lowcopy, low, *lowlen);
+	}
+	return lowcopy;
+}
+
+/*
  * Adopt a descent result: the leaf (share-locked) and, if the tree has
  * buffer levels, the pinned buffer nodes whose copies are in scan->bcopy
- * and scan->b2copy.
+ * and scan->b2copy.  key is where the cursor will be put (see
+ * position_cursor), for a scan that copies parts of compressed leaves.
  */
 static void
-load_leaf(FtScan scan, FtDescent *d)
+load_leaf(FtScan scan, FtDescent *d, const char *key, Size keylen)
 {
 	FtTree	   *tree = scan->tree;
 	Page		lpage;
 	FtPageOpaque lopaque;
+	char	   *partlow = NULL;
+	Size		partlowlen = 0;
 	int			r;
 
 	if (BufferIsValid(d->parent2))
@@ -237,8 +322,12 @@ load_leaf(FtScan scan, FtDescent *d)
 		scan->bpin = InvalidBuffer;
 	}
 
-	/* copy the leaf and keep at most a pin */
-	ft_leaf_copy(tree, d->buf, scan->lcopy.data);
+	/* copy the leaf (or a part of it) and keep at most a pin */
+	forget_cut(scan);
+	if (scan->parts_now && ft_leaf_is_compressed(BufferGetPage(d->buf)))
+		partlow = copy_part(scan, d->buf, key, keylen, &partlowlen);
+	else
+		ft_leaf_copy(tree, d->buf, scan->lcopy.data);
 	if (scan->leaf_copied)
 		report_leaf_copied(scan);
 	LockBuffer(d->buf, BUFFER_LOCK_UNLOCK);
@@ -251,14 +340,28 @@ load_leaf(FtScan scan, FtDescent *d)
 	lpage = scan->lcopy.data;
 	lopaque = FtPageGetOpaque(lpage);
 	scan->lright = lopaque->ft_right;
-	if (FtPageIsRightmost(lopaque))
+	if (scan->lcut)
+		;						/* lhigh bounds the part */
+	else if (FtPageIsRightmost(lopaque))
 		scan->lhigh = NULL;
 	else
 		scan->lhigh = ft_page_item(lpage, FT_HIKEY, &scan->lhighlen);
 	if (scan->llow)
 		pfree(scan->llow);
-	scan->llow = d->lowkey;
-	scan->llowlen = d->lowkeylen;
+	scan->lcut_low = (partlow != NULL);
+	if (partlow)
+	{
+		/* the part starts inside the leaf: its first entry bounds it */
+		if (d->lowkey)
+			pfree(d->lowkey);
+		scan->llow = partlow;
+		scan->llowlen = partlowlen;
+	}
+	else
+	{
+		scan->llow = d->lowkey;
+		scan->llowlen = d->lowkeylen;
+	}
 	d->lowkey = NULL;
 
 	scan->lfirst = FtFirstDataOffset(lopaque);
@@ -463,8 +566,13 @@ merge_next(FtScan scan, const char **item, Size *len)
 	}
 }
 
+/*
+ * Descend to the leaf where the cursor will be put at key (see
+ * position_cursor; NULL: the tree's first leaf forward, its last backward)
+ * and load it.
+ */
 static void
-descend_and_load(FtScan scan, const char *key, Size len, bool strict)
+descend_and_load(FtScan scan, const char *key, Size len)
 {
 	FtDescent	d;
 
@@ -477,11 +585,17 @@ descend_and_load(FtScan scan, const char *key, Size len, bool strict)
 	scan->have_b = false;
 	scan->have_b2 = false;
 
-	ft_descend_copy(scan->tree, key, len, strict, 0, BUFFER_LOCK_SHARE, &d,
-					scan->bcopy.data, scan->b2copy.data, false);
+	/* forward: the leaf holding key; backward: the one holding items < key */
+	if (scan->forward)
+		ft_descend_copy(scan->tree, key ? key : "", key ? len : 0, false, 0,
+						BUFFER_LOCK_SHARE, &d, scan->bcopy.data,
+						scan->b2copy.data, false);
+	else
+		ft_descend_copy(scan->tree, key, len, true, 0, BUFFER_LOCK_SHARE, &d,
+						scan->bcopy.data, scan->b2copy.data, false);
 	if (d.parentlow)
 		pfree(d.parentlow);
-	load_leaf(scan, &d);
+	load_leaf(scan, &d, key, len);
 }
 
 /*
@@ -496,10 +610,7 @@ ft_scan_seek(FtScan scan, const char *key, Size keylen, bool forward)
 	scan->forward = forward;
 	scan->positioned = true;
 
-	if (forward)
-		descend_and_load(scan, key ? key : "", key ? keylen : 0, false);
-	else
-		descend_and_load(scan, key, keylen, true);
+	descend_and_load(scan, key, keylen);
 	position_cursor(scan, key, keylen);
 }
 
@@ -523,7 +634,16 @@ step_leaf(FtScan scan)
 		memcpy(boundary, scan->lhigh, scan->lhighlen);
 		blen = scan->lhighlen;
 
-		if (scan->have_b &&
+		/*
+		 * A part that ran out ends inside its leaf: the scan goes on in
+		 * that leaf, copied whole from now on, as are the leaves after it.
+		 */
+		if (scan->lcut)
+		{
+			scan->parts_now = false;
+			descend_and_load(scan, boundary, blen);
+		}
+		else if (scan->have_b &&
 			(scan->bhigh == NULL ||
 			 ft_cmp(tree, boundary, blen, scan->bhigh, scan->bhighlen) < 0))
 		{
@@ -540,7 +660,7 @@ step_leaf(FtScan scan)
 				 * messages our copy lacks: descend again.
 				 */
 				UnlockReleaseBuffer(d.buf);
-				descend_and_load(scan, boundary, blen, false);
+				descend_and_load(scan, boundary, blen);
 			}
 			else
 			{
@@ -549,13 +669,13 @@ step_leaf(FtScan scan)
 				d.lowkey = palloc(blen);
 				memcpy(d.lowkey, boundary, blen);
 				d.lowkeylen = blen;
-				load_leaf(scan, &d);
+				load_leaf(scan, &d, boundary, blen);
 			}
 		}
 		else
 		{
 			/* next buffer node (or no buffer level): descend again */
-			descend_and_load(scan, boundary, blen, false);
+			descend_and_load(scan, boundary, blen);
 		}
 
 		/*
@@ -574,10 +694,12 @@ step_leaf(FtScan scan)
 
 		if (scan->llow == NULL)
 			return false;
+		if (scan->lcut_low)
+			scan->parts_now = false;	/* as forward */
 		boundary = scan->llow;
 		blen = scan->llowlen;
 		scan->llow = NULL;
-		descend_and_load(scan, boundary, blen, true);
+		descend_and_load(scan, boundary, blen);
 		/* only items below where we came from */
 		position_cursor(scan, boundary, blen);
 		pfree(boundary);

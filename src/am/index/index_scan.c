@@ -166,6 +166,8 @@ fractam_beginscan(Relation index, int nkeys, int norderbys)
 	fractam_search_tree(index, &so->tree, &so->ctx);
 	so->state = so->ctx.state;
 	so->fscan = ft_scan_begin(&so->tree);
+	/* most index scans are lookups: decode only what they read */
+	ft_scan_set_parts(so->fscan, true);
 	so->killcxt = AllocSetContextCreate(CurrentMemoryContext,
 										"fractam scan killed entries",
 										ALLOCSET_SMALL_SIZES);
@@ -603,6 +605,8 @@ fractam_getbitmap(IndexScanDesc scan, TIDBitmap *tbm)
 	int64		ntids = 0;
 	IndexTuple	itup;
 
+	/* a bitmap scan reads its whole range at once */
+	ft_scan_set_parts(((FractamScanOpaque) scan->opaque)->fscan, false);
 	while ((itup = next_match(scan, ForwardScanDirection)) != NULL)
 	{
 		tbm_add_tuples(tbm, &itup->t_tid, 1, false);
