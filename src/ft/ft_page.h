@@ -103,7 +103,8 @@ typedef enum FtCodecId
  * frame format below); 0 on every other page.
  */
 #define FT_FRAME_LAYOUT_PREFIXED	0	/* each entry after its length */
-#define FT_FRAME_LAYOUT_PARTS		1	/* entries as in the decoded page, in
+/* 1: one build's layout (10c0773), never released: refused as unknown */
+#define FT_FRAME_LAYOUT_PARTS		2	/* entries as in the decoded page, in
 										 * parts compressed one by one */
 #define FT_FRAME_LAYOUT_MAX			FT_FRAME_LAYOUT_PARTS
 
@@ -121,8 +122,9 @@ ft_page_format_known(FtPageOpaque opaque)
 		(opaque->ft_codec == FT_CODEC_NONE ||
 		 (opaque->ft_flags & (FT_PAGE_LEAF | FT_PAGE_DELETED)) == FT_PAGE_LEAF) &&
 		opaque->ft_item_format <= FT_ITEM_FORMAT_MAX && opaque->ft_dict == 0 &&
-		opaque->ft_frame_layout <= FT_FRAME_LAYOUT_MAX &&
-		(opaque->ft_frame_layout == 0 || opaque->ft_codec != FT_CODEC_NONE) &&
+		(opaque->ft_frame_layout == FT_FRAME_LAYOUT_PREFIXED ||
+		 (opaque->ft_frame_layout == FT_FRAME_LAYOUT_PARTS &&
+		  opaque->ft_codec != FT_CODEC_NONE)) &&
 		opaque->ft_reserved2 == 0;
 }
 
