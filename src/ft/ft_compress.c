@@ -1192,13 +1192,14 @@ ft_leaf_view_part(FtTree *tree, Buffer buf, const char *key, Size keylen,
 				return (Page) set[w].view;
 	}
 
+	/* a frame of one part decodes whole (its checksum checked there) */
 	frame = frame_of(tree, blkno, page, &hdr);
-	if (frame_crc((FtCodecId) opaque->ft_codec, opaque->ft_frame_layout,
-				  &hdr, FtFrameData((const FtFrameHeader *) frame)) != hdr.crc)
-		corrupt(tree, blkno, "The compressed bytes fail their checksum.");
 	fp = parse_parts(tree, blkno, (const FtFrameHeader *) frame, &hdr);
 	if (fp->nparts == 1)
 		return ft_leaf_view(tree, buf);
+	if (frame_crc((FtCodecId) opaque->ft_codec, opaque->ft_frame_layout,
+				  &hdr, FtFrameData((const FtFrameHeader *) frame)) != hdr.crc)
+		corrupt(tree, blkno, "The compressed bytes fail their checksum.");
 
 	/* the last part whose first entry is <= key (forward) or < key */
 	part = 0;
