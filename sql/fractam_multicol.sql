@@ -135,3 +135,49 @@ SELECT label, ft_check(mode, q, ord) FROM (VALUES
 SELECT ft_verify_all('mc');
 
 DROP TABLE mc;
+
+-- Keys whose columns follow variable-length ones: the comparator walks each
+-- entry's columns once, and hands comparators short values with 4-byte
+-- headers (index_attrs.h).  Values are short (1-byte headers), long (4-byte
+-- headers) and compressed in the entry, with NULLs and fixed-width columns
+-- after them, so a wrong offset or header shows as wrong rows here.
+CREATE TABLE mv (id int, n numeric, t text, k int8, m numeric);
+CREATE FUNCTION mv_rows(lo int, hi int) RETURNS SETOF mv LANGUAGE sql AS $$
+SELECT i,
+       CASE WHEN i % 37 = 0 THEN NULL ELSE ((i * 7919) % 61) * 1.25 END,
+       CASE WHEN i % 41 = 0 THEN NULL
+            WHEN i % 5 = 0 THEN repeat('l', 150) || (i % 13)
+            WHEN i % 7 = 0 THEN repeat('c', 900) || (i % 11)
+            ELSE 's' || (i % 17) END,
+       CASE WHEN i % 43 = 0 THEN NULL ELSE (i * 104729) % 29 END,
+       i * 1000000007::numeric
+FROM generate_series(lo, hi) i $$;
+INSERT INTO mv SELECT * FROM mv_rows(1, 6000);
+CREATE INDEX mv_ntkm ON mv USING fractam (n, t, k, m) WITH (fanout = 4);
+CREATE UNIQUE INDEX mv_u ON mv USING fractam (t, m, n) WITH (fanout = 4);
+INSERT INTO mv SELECT * FROM mv_rows(6001, 12000);
+VACUUM ANALYZE mv;
+SELECT label, ft_check(mode, q, ord) FROM (VALUES
+	('n=',          'index', 'SELECT id FROM mv WHERE n = 10', false),
+	('n= t=',       'index', 'SELECT id FROM mv WHERE n = 10 AND t = ''s3''', false),
+	('n= t= long',  'index', 'SELECT id FROM mv WHERE n = 12.5 AND t = repeat(''l'', 150) || ''4''', false),
+	('n= t= cmpr',  'index', 'SELECT id FROM mv WHERE n = 20 AND t = repeat(''c'', 900) || ''3''', false),
+	('n= t= k>',    'index', 'SELECT id FROM mv WHERE n = 10 AND t = ''s3'' AND k > 10', false),
+	('n= t null k', 'index', 'SELECT id FROM mv WHERE n = 35 AND t IS NULL AND k >= 0', false),
+	('n null t k=', 'index', 'SELECT id FROM mv WHERE n IS NULL AND t >= ''s'' AND k >= 0', false),
+	('n= t= k= m>', 'index', 'SELECT id FROM mv WHERE n = 10 AND t = ''s3'' AND k >= 0 AND m > 3000000000000', false),
+	('ord all',     'ios',   'SELECT n, t, k, m FROM mv ORDER BY n, t, k, m', true),
+	('ord desc',    'ios',   'SELECT n, t, k, m FROM mv WHERE n < 30 ORDER BY n DESC, t DESC, k DESC, m DESC', true),
+	('u t=',        'index', 'SELECT id FROM mv WHERE t = repeat(''c'', 900) || ''5''', false),
+	('u t= m=',     'index', 'SELECT id FROM mv WHERE t = ''s6'' AND m = 6000000042', false),
+	('u ord',       'ios',   'SELECT t, m, n FROM mv WHERE t > ''l'' ORDER BY t, m, n', true)
+) v(label, mode, q, ord);
+-- the unique check compares the new entry's columns with the stored ones
+INSERT INTO mv SELECT 0, n, t, k, m FROM mv WHERE id = 35;
+INSERT INTO mv SELECT 0, n, t, k, m FROM mv WHERE id = 7000;
+INSERT INTO mv SELECT 0, n, t, k, m + 1 FROM mv WHERE id = 7000;
+INSERT INTO mv SELECT 0, n, t, k, m FROM mv WHERE id = 82;
+SELECT count(*) FROM mv WHERE id = 0;
+SELECT ft_verify_all('mv');
+DROP FUNCTION mv_rows;
+DROP TABLE mv;

@@ -27,10 +27,12 @@
 
 #include "ft/ft_int.h"
 #include "miscadmin.h"
+#include "utils/memutils.h"
 #include "utils/rel.h"
 
 typedef struct FtScanData
 {
+	struct ScanHolder *holder;	/* see ft_scan_begin */
 	FtTree	   *tree;
 	bool		forward;
 	bool		positioned;
@@ -85,11 +87,80 @@ typedef struct FtScanData
 	Size		mlen;
 } FtScanData;
 
+/*
+ * A scan's state is large (three page buffers, one of them a decoded
+ * leaf's), and most scans are lookups that end a few microseconds after
+ * they begin: allocating it each time was a malloc and a free of its own.
+ * The backend keeps the state of the last scan that ended for the next one
+ * (spare_scan, in TopMemoryContext).  A scan that takes it registers, in the
+ * memory context it was begun in, a holder whose callback gives the state
+ * back if that context goes away first (an error, or a caller that never
+ * ends its scan), so that it is never lost.  A context's callbacks cannot
+ * be unregistered, so the holder of the scan that ended last is kept for
+ * the next scan begun in the same context (idle_holder): scans begun and
+ * ended one after the other, thousands per statement, do not pile up
+ * holders.
+ */
+typedef struct ScanHolder
+{
+	MemoryContextCallback cb;
+	MemoryContext cxt;			/* where it is registered */
+	FtScan		scan;			/* NULL once the scan has ended */
+} ScanHolder;
+
+static FtScan spare_scan = NULL;
+static ScanHolder *idle_holder = NULL;
+
+static void
+give_back(FtScan scan)
+{
+	if (spare_scan == NULL)
+		spare_scan = scan;
+	else
+		pfree(scan);
+}
+
+static void
+holder_gone(void *arg)
+{
+	ScanHolder *holder = (ScanHolder *) arg;
+
+	if (holder->scan)
+		give_back(holder->scan);
+	holder->scan = NULL;
+	if (idle_holder == holder)
+		idle_holder = NULL;
+}
+
 FtScan
 ft_scan_begin(FtTree *tree)
 {
+	FtScan		scan;
+	ScanHolder *holder;
+
+	if (idle_holder && idle_holder->cxt == CurrentMemoryContext)
+	{
+		holder = idle_holder;
+		idle_holder = NULL;
+	}
+	else
+	{
+		holder = palloc(sizeof(ScanHolder));
+		holder->cxt = CurrentMemoryContext;
+		holder->cb.func = holder_gone;
+		holder->cb.arg = holder;
+		MemoryContextRegisterResetCallback(CurrentMemoryContext, &holder->cb);
+	}
+
 	/* not palloc0: the three page buffers need no zeroing */
-	FtScan		scan = palloc(sizeof(FtScanData));
+	if (spare_scan)
+	{
+		scan = spare_scan;
+		spare_scan = NULL;
+	}
+	else
+		scan = MemoryContextAlloc(TopMemoryContext, sizeof(FtScanData));
+	holder->scan = scan;
 
 	memset(scan, 0, offsetof(FtScanData, b2copy));
 	scan->have_b2 = false;
@@ -107,6 +178,7 @@ ft_scan_begin(FtTree *tree)
 	scan->lfirst = 1;
 	scan->lmax = 0;
 
+	scan->holder = holder;
 	scan->tree = tree;
 	scan->bpin = InvalidBuffer;
 	scan->b2pin = InvalidBuffer;
@@ -234,7 +306,9 @@ void
 ft_scan_end(FtScan scan)
 {
 	ft_scan_release(scan);
-	pfree(scan);
+	scan->holder->scan = NULL;
+	idle_holder = scan->holder;
+	give_back(scan);
 }
 
 /*

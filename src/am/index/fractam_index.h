@@ -20,6 +20,7 @@
 #include "access/reloptions.h"
 #include "storage/lwlock.h"
 #include "fmgr.h"
+#include "am/index/index_attrs.h"
 #include "ft/ft.h"
 #include "nodes/execnodes.h"
 #include "nodes/pathnodes.h"
@@ -80,6 +81,8 @@ typedef struct FractamIndexState
 	IndexTuple	probe;
 	Datum		probe_values[INDEX_MAX_KEYS];
 	bool		probe_isnull[INDEX_MAX_KEYS];
+	/* where probe_values of short varlenas point (see index_attrs.h) */
+	FractamUnpackedShort probe_unpacked[INDEX_MAX_KEYS];
 } FractamIndexState;
 
 /*

@@ -241,14 +241,18 @@ fractam_compare_keys(FractamIndexState *state, IndexTuple a, IndexTuple b)
 	int			anatts = fractam_key_natts(state, a);
 	int			bnatts = fractam_key_natts(state, b);
 	int			n = Min(anatts, bnatts);
+	FractamAttrWalk aw;
+	FractamAttrWalk bw;
 	int			i;
 
+	fractam_attr_walk(&aw, state->tupdesc, a);
+	fractam_attr_walk(&bw, state->tupdesc, b);
 	for (i = 0; i < n; i++)
 	{
 		bool		anull;
 		bool		bnull;
-		Datum		ad = index_getattr(a, i + 1, state->tupdesc, &anull);
-		Datum		bd = index_getattr(b, i + 1, state->tupdesc, &bnull);
+		Datum		ad = fractam_attr_next(&aw, &anull);
+		Datum		bd = fractam_attr_next(&bw, &bnull);
 		int			c = ApplySortComparator(ad, anull, bd, bnull, &state->ssup[i]);
 
 		if (c != 0)
@@ -284,12 +288,14 @@ static int
 compare_probe_keys(FractamIndexState *state, IndexTuple other)
 {
 	int			natts = fractam_key_natts(state, other);
+	FractamAttrWalk w;
 	int			i;
 
+	fractam_attr_walk(&w, state->tupdesc, other);
 	for (i = 0; i < natts; i++)
 	{
 		bool		isnull;
-		Datum		d = index_getattr(other, i + 1, state->tupdesc, &isnull);
+		Datum		d = fractam_attr_next(&w, &isnull);
 		int			c = ApplySortComparator(state->probe_values[i],
 											state->probe_isnull[i],
 											d, isnull, &state->ssup[i]);
@@ -301,44 +307,25 @@ compare_probe_keys(FractamIndexState *state, IndexTuple other)
 	return natts < state->nkeyatts ? 1 : 0;
 }
 
-/* key column col of two entries, through the probe if one side is it */
-static int
-compare_one_column(FractamIndexState *state, IndexTuple ta, IndexTuple tb,
-				   int col)
-{
-	bool		anull;
-	bool		bnull;
-	Datum		ad;
-	Datum		bd;
-
-	if (state->probe == ta)
-	{
-		ad = state->probe_values[col];
-		anull = state->probe_isnull[col];
-	}
-	else
-		ad = index_getattr(ta, col + 1, state->tupdesc, &anull);
-	if (state->probe == tb)
-	{
-		bd = state->probe_values[col];
-		bnull = state->probe_isnull[col];
-	}
-	else
-		bd = index_getattr(tb, col + 1, state->tupdesc, &bnull);
-	return ApplySortComparator(ad, anull, bd, bnull, &state->ssup[col]);
-}
-
 void
 fractam_set_probe(FractamIndexState *state, IndexTuple itup)
 {
+	FractamAttrWalk w;
 	int			i;
 
 	state->probe = itup;
 	if (itup == NULL)
 		return;
+	fractam_attr_walk(&w, state->tupdesc, itup);
 	for (i = 0; i < state->nkeyatts; i++)
-		state->probe_values[i] = index_getattr(itup, i + 1, state->tupdesc,
-											   &state->probe_isnull[i]);
+	{
+		Datum		v = fractam_attr_next_raw(&w, &state->probe_isnull[i]);
+
+		state->probe_values[i] =
+			fractam_unpack_short(v, state->probe_isnull[i],
+								 TupleDescAttr(state->tupdesc, i)->attlen,
+								 &state->probe_unpacked[i]);
+	}
 }
 
 /*
@@ -377,11 +364,33 @@ fractam_shared_key_columns(void *arg, const char *a, Size alen,
 	IndexTuple	tb = (IndexTuple) b;
 	int			natts = Min(fractam_key_natts(state, ta),
 							fractam_key_natts(state, tb));
+	FractamAttrWalk aw;
+	FractamAttrWalk bw;
 	int			n;
 
+	fractam_attr_walk(&aw, state->tupdesc, ta);
+	fractam_attr_walk(&bw, state->tupdesc, tb);
 	for (n = 0; n < natts; n++)
-		if (compare_one_column(state, ta, tb, n) != 0)
+	{
+		bool		anull;
+		bool		bnull;
+		Datum		ad = fractam_attr_next(&aw, &anull);
+		Datum		bd = fractam_attr_next(&bw, &bnull);
+
+		/* the probe's columns were deformed once (fractam_set_probe) */
+		if (ta == state->probe)
+		{
+			ad = state->probe_values[n];
+			anull = state->probe_isnull[n];
+		}
+		if (tb == state->probe)
+		{
+			bd = state->probe_values[n];
+			bnull = state->probe_isnull[n];
+		}
+		if (ApplySortComparator(ad, anull, bd, bnull, &state->ssup[n]) != 0)
 			break;
+	}
 	return n;
 }
 

@@ -58,9 +58,11 @@ typedef struct FractamScanOpaqueData
 	bool		eof;
 	IndexTuple	last;			/* copy of the last entry returned (in
 								 * lastbuf), or NULL */
-	char	   *lastbuf;		/* BLCKSZ bytes in cxt, or NULL: reused for
-								 * every entry, not palloc'd per entry */
-	MemoryContext cxt;
+	char	   *lastbuf;		/* lastbufsize bytes in cxt, or NULL: reused
+								 * for every entry and rescan, not palloc'd
+								 * per entry */
+	Size		lastbufsize;
+	MemoryContext cxt;			/* where the scan lives */
 
 	/* entries the executor found dead (kill_prior_tuple), to be removed */
 	MemoryContext killcxt;
@@ -69,6 +71,9 @@ typedef struct FractamScanOpaqueData
 } FractamScanOpaqueData;
 
 typedef FractamScanOpaqueData *FractamScanOpaque;
+
+/* the first buffer for the entry returned last */
+#define FRACTAM_LASTBUF_MIN	256
 
 /* killed entries collected before they are removed */
 #define FRACTAM_MAX_KILLED	256
@@ -83,6 +88,7 @@ search_vs_entry(FractamSearchCtx *ctx, FractamSearchKey *key, IndexTuple itup)
 {
 	TupleDesc	desc = ctx->state->tupdesc;
 	int			natts = fractam_key_natts(ctx->state, itup);
+	FractamAttrWalk w;
 	int			i;
 
 	if (key->item)
@@ -93,6 +99,7 @@ search_vs_entry(FractamSearchCtx *ctx, FractamSearchKey *key, IndexTuple itup)
 
 		return c != 0 ? c : key->tail;
 	}
+	fractam_attr_walk(&w, desc, itup);
 	for (i = 0; i < key->nprefix; i++)
 	{
 		FractamSearchColumn *col = &key->col[i];
@@ -103,7 +110,9 @@ search_vs_entry(FractamSearchCtx *ctx, FractamSearchKey *key, IndexTuple itup)
 		/* a truncated key's missing columns are minus infinity */
 		if (col->attno > natts)
 			return 1;
-		v = index_getattr(itup, col->attno, desc, &isnull);
+		/* the key's columns are the index's first ones, in order */
+		Assert(col->attno == i + 1);
+		v = fractam_attr_next(&w, &isnull);
 		if (col->isnull || isnull)
 		{
 			if (col->isnull && isnull)
@@ -161,16 +170,13 @@ fractam_beginscan(Relation index, int nkeys, int norderbys)
 	IndexScanDesc scan = RelationGetIndexScan(index, nkeys, norderbys);
 	FractamScanOpaque so = palloc0(sizeof(FractamScanOpaqueData));
 
-	so->cxt = AllocSetContextCreate(CurrentMemoryContext, "fractam scan",
-									ALLOCSET_SMALL_SIZES);
+	so->cxt = CurrentMemoryContext;
 	fractam_search_tree(index, &so->tree, &so->ctx);
 	so->state = so->ctx.state;
 	so->fscan = ft_scan_begin(&so->tree);
 	/* most index scans are lookups: decode only what they read */
 	ft_scan_set_parts(so->fscan, true);
-	so->killcxt = AllocSetContextCreate(CurrentMemoryContext,
-										"fractam scan killed entries",
-										ALLOCSET_SMALL_SIZES);
+	so->killcxt = NULL;			/* created with the first kill */
 	so->killed = NULL;
 	so->nkilled = 0;
 	so->keyinfo = palloc0(sizeof(KeyInfo) * Max(nkeys, 1));
@@ -191,21 +197,27 @@ order_strategy(Relation index, ScanKey key)
 	return s;
 }
 
-/* a 3-way comparator for column vs the key's argument, if there is one */
-static bool
-key_cmpproc(Relation index, ScanKey key, FmgrInfo *finfo)
+/*
+ * A 3-way comparator for column vs the key's argument, if there is one: the
+ * opclass's own (cached in the relcache, as nbtree takes it) when the
+ * argument has the column's type, else looked up into space.
+ */
+static FmgrInfo *
+key_cmpproc(Relation index, ScanKey key, FmgrInfo *space)
 {
 	int			col = key->sk_attno - 1;
 	Oid			lefttype = index->rd_opcintype[col];
 	Oid			righttype = OidIsValid(key->sk_subtype) ? key->sk_subtype : lefttype;
 	Oid			proc;
 
+	if (righttype == lefttype)
+		return index_getprocinfo(index, key->sk_attno, FRACTAM_CMP_PROC);
 	proc = get_opfamily_proc(index->rd_opfamily[col], lefttype, righttype,
 							 FRACTAM_CMP_PROC);
 	if (!OidIsValid(proc))
-		return false;
-	fmgr_info(proc, finfo);
-	return true;
+		return NULL;
+	fmgr_info(proc, space);
+	return space;
 }
 
 static bool
@@ -283,18 +295,18 @@ build_start_key(IndexScanDesc scan, bool forward, FractamSearchKey *sk)
 				sk->nprefix++;
 				continue;
 			}
-			if (!key_cmpproc(index, eq, &so->cmpprocs[eqidx]))
+			c->cmp = key_cmpproc(index, eq, &so->cmpprocs[eqidx]);
+			if (c->cmp == NULL)
 				break;
-			c->cmp = &so->cmpprocs[eqidx];
 			c->arg = eq->sk_argument;
 			sk->nprefix++;
 			continue;
 		}
-		if (bound && key_cmpproc(index, bound, &so->cmpprocs[boundidx]))
+		if (bound &&
+			(c->cmp = key_cmpproc(index, bound, &so->cmpprocs[boundidx])) != NULL)
 		{
 			int			e = order_strategy(index, bound);
 
-			c->cmp = &so->cmpprocs[boundidx];
 			c->arg = bound->sk_argument;
 			sk->nprefix++;
 			/* strict bounds skip the equal entries */
@@ -324,9 +336,7 @@ fractam_rescan(IndexScanDesc scan, ScanKey keys, int nkeys,
 	so->started = false;
 	so->eof = false;
 	so->qual_ok = true;
-	MemoryContextReset(so->cxt);
 	so->last = NULL;
-	so->lastbuf = NULL;
 
 	/* leading columns constrained by equality */
 	for (neq = 0; neq < so->state->nkeyatts; neq++)
@@ -400,8 +410,13 @@ check_keys(IndexScanDesc scan, IndexTuple itup, bool forward)
 		ScanKey		key = &scan->keyData[i];
 		KeyInfo    *ki = &so->keyinfo[i];
 		bool		isnull;
+		FractamUnpackedShort unpacked;
 		Datum		v = index_getattr(itup, key->sk_attno, desc, &isnull);
 		bool		ok;
+
+		v = fractam_unpack_short(v, isnull,
+								 TupleDescAttr(desc, key->sk_attno - 1)->attlen,
+								 &unpacked);
 
 		if (key->sk_flags & SK_SEARCHNULL)
 			ok = isnull;
@@ -499,8 +514,18 @@ next_match(IndexScanDesc scan, ScanDirection dir)
 					Size		size = IndexTupleSize(itup);
 
 					Assert(size <= BLCKSZ);
-					if (so->lastbuf == NULL)
-						so->lastbuf = MemoryContextAlloc(so->cxt, BLCKSZ);
+
+					/*
+					 * small at first: a buffer of BLCKSZ is a malloc of its
+					 * own on each scan
+					 */
+					if (size > so->lastbufsize)
+					{
+						if (so->lastbuf)
+							pfree(so->lastbuf);
+						so->lastbufsize = Max(size, FRACTAM_LASTBUF_MIN);
+						so->lastbuf = MemoryContextAlloc(so->cxt, so->lastbufsize);
+					}
 					memcpy(so->lastbuf, itup, size);
 					so->last = (IndexTuple) so->lastbuf;
 					return itup;
@@ -526,6 +551,39 @@ compare_killed(const void *a, const void *b, void *arg)
 }
 
 /*
+ * Whether the killed entries are in ascending order, after turning them
+ * around if they were all descending (a backward scan's)
+ */
+static bool
+killed_sorted(FractamScanOpaque so)
+{
+	bool		ascending = true;
+	bool		descending = true;
+	int			i;
+
+	for (i = 1; i < so->nkilled && (ascending || descending); i++)
+	{
+		int			c = compare_killed(&so->killed[i - 1], &so->killed[i],
+									   &so->tree);
+
+		ascending &= c <= 0;
+		descending &= c >= 0;
+	}
+	if (ascending)
+		return true;
+	if (!descending)
+		return false;
+	for (i = 0; i < so->nkilled / 2; i++)
+	{
+		char	   *t = so->killed[i];
+
+		so->killed[i] = so->killed[so->nkilled - 1 - i];
+		so->killed[so->nkilled - 1 - i] = t;
+	}
+	return true;
+}
+
+/*
  * Remove the entries the executor reported dead (see the file header).  A
  * standby cannot write, and a scan without its table (none of PostgreSQL's
  * callers) cannot ask it.
@@ -544,9 +602,13 @@ remove_killed(IndexScanDesc scan)
 		int			n = 0;
 		int			i;
 
-		/* ascending and distinct (a scan may turn around) */
-		qsort_arg(so->killed, so->nkilled, sizeof(char *), compare_killed,
-				  &so->tree);
+		/*
+		 * ascending and distinct; they come in scan order, so sort only if
+		 * the scan turned around
+		 */
+		if (!killed_sorted(so))
+			qsort_arg(so->killed, so->nkilled, sizeof(char *), compare_killed,
+					  &so->tree);
 		for (i = 0; i < so->nkilled; i++)
 			if (n == 0 || compare_killed(&so->killed[n - 1], &so->killed[i],
 										 &so->tree) != 0)
@@ -559,7 +621,8 @@ remove_killed(IndexScanDesc scan)
 		ft_prune_items(&so->tree, so->killed, lens, n, fractam_prune_entries,
 					   &target);
 	}
-	MemoryContextReset(so->killcxt);
+	if (so->killcxt)
+		MemoryContextReset(so->killcxt);
 	so->killed = NULL;
 	so->nkilled = 0;
 }
@@ -568,6 +631,10 @@ remove_killed(IndexScanDesc scan)
 static void
 remember_killed(FractamScanOpaque so)
 {
+	if (so->killcxt == NULL)
+		so->killcxt = AllocSetContextCreate(so->cxt,
+											"fractam scan killed entries",
+											ALLOCSET_SMALL_SIZES);
 	if (so->killed == NULL)
 		so->killed = MemoryContextAlloc(so->killcxt,
 										FRACTAM_MAX_KILLED * sizeof(char *));
@@ -623,8 +690,10 @@ fractam_endscan(IndexScanDesc scan)
 	/* last-returned entry's verdict arrives with no further call: none */
 	remove_killed(scan);
 	ft_scan_end(so->fscan);
-	MemoryContextDelete(so->killcxt);
-	MemoryContextDelete(so->cxt);
+	if (so->killcxt)
+		MemoryContextDelete(so->killcxt);
+	if (so->lastbuf)
+		pfree(so->lastbuf);
 	pfree(so->keyinfo);
 	pfree(so->cmpprocs);
 	pfree(so);
