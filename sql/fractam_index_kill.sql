@@ -66,4 +66,35 @@ ROLLBACK;
 SELECT count(*), min(id) FROM kq_f WHERE id > 0;
 SELECT fractam_verify('kq_f_id');
 
-DROP TABLE kq_f, kq_h;
+-- a backward scan kills its dead entries in descending order: they are
+-- removed all the same
+DELETE FROM kq_f WHERE id > 9900;
+SET enable_seqscan = off;
+SET enable_bitmapscan = off;
+SELECT id FROM kq_f WHERE id > 0 ORDER BY id DESC LIMIT 1;
+SELECT count(*) AS dead_entries_left FROM (
+  SELECT leaf_items + buffered_messages - (SELECT count(*) FROM kq_f) AS n
+  FROM fractam_stats('kq_f_id')) s WHERE n > 0;
+
+-- the removal looks for each entry in the leaf the scan saw it in; where
+-- that leaf split in the meantime (a cursor held open across inserts into
+-- its range), the entries that moved are found with a descent
+CREATE TABLE kc (id int, pad text) WITH (autovacuum_enabled = off);
+CREATE INDEX kc_id ON kc USING fractam (id, pad);
+INSERT INTO kc SELECT g * 100, repeat('p', 100) FROM generate_series(1, 200) g;
+DELETE FROM kc WHERE id BETWEEN 3000 AND 17000;
+SELECT leaf_items + buffered_messages AS entries_before FROM fractam_stats('kc_id');
+BEGIN;
+DECLARE c CURSOR FOR SELECT id FROM kc WHERE id > 2000 ORDER BY id;
+FETCH 10 FROM c;
+INSERT INTO kc SELECT 2000 + g, repeat('q', 100) FROM generate_series(1, 15000, 7) g;
+CLOSE c;
+COMMIT;
+SELECT leaf_items + buffered_messages - (SELECT count(*) FROM kc) AS dead_entries_left
+FROM fractam_stats('kc_id');
+SELECT ft_check('index', 'SELECT id, pad FROM kc WHERE id > 2500 AND id < 18000');
+SELECT fractam_verify('kc_id');
+RESET enable_seqscan;
+RESET enable_bitmapscan;
+
+DROP TABLE kq_f, kq_h, kc;

@@ -495,6 +495,7 @@ extern void ft_scan_set_leaf_callback(FtScan scan, FtLeafCopiedFn fn,
 									  void *arg);
 extern void ft_scan_seek(FtScan scan, const char *key, Size keylen, bool forward);
 extern bool ft_scan_next(FtScan scan, const char **item, Size *len);
+extern BlockNumber ft_scan_item_leaf(FtScan scan, const char *item);
 extern void ft_scan_release(FtScan scan);
 extern void ft_scan_end(FtScan scan);
 
@@ -511,7 +512,8 @@ extern void ft_vacuum(FtTree *tree, FtVacuumCallback callback,
 					  FtVacuumSkipFn skip, void *arg,
 					  FtVacuumResult *result);
 extern void ft_log_removal_horizon(FtTree *tree, FullTransactionId horizon);
-extern void ft_prune_items(FtTree *tree, char **items, Size *lens, int n,
+extern void ft_prune_items(FtTree *tree, char **items, Size *lens,
+						   const BlockNumber *leaves, int n,
 						   FtUniquePruneFn prune, void *arg);
 
 /* ft_codec.c: page compressors, and what they would save on a tree */

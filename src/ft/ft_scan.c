@@ -58,6 +58,7 @@ typedef struct FtScanData
 	/* current leaf (decoded, if compressed) */
 	FtViewBuf	lcopy;
 	Buffer		lpin;
+	BlockNumber lblkno;			/* the leaf lcopy is of */
 	BlockNumber lright;
 	char	   *lhigh;			/* in lcopy; NULL = +inf */
 	Size		lhighlen;
@@ -183,6 +184,7 @@ ft_scan_begin(FtTree *tree)
 	scan->bpin = InvalidBuffer;
 	scan->b2pin = InvalidBuffer;
 	scan->lpin = InvalidBuffer;
+	scan->lblkno = InvalidBlockNumber;
 	scan->keep_pins = true;
 	scan->parts = false;
 	scan->parts_now = false;
@@ -283,6 +285,19 @@ forget_cut(FtScan scan)
 }
 
 /* Drop pins and forget the position */
+/*
+ * The leaf that holds item, an item the scan returned last, if it came from
+ * the leaf (not from a buffered message): a hint for removing it
+ * (ft_prune_items), good until the scan moves on.
+ */
+BlockNumber
+ft_scan_item_leaf(FtScan scan, const char *item)
+{
+	if (item >= scan->lcopy.data && item < scan->lcopy.data + FT_VIEW_SIZE)
+		return scan->lblkno;
+	return InvalidBlockNumber;
+}
+
 void
 ft_scan_release(FtScan scan)
 {
@@ -408,6 +423,7 @@ load_leaf(FtScan scan, FtDescent *d, const char *key, Size keylen)
 	if (BufferIsValid(scan->lpin))
 		ReleaseBuffer(scan->lpin);
 	scan->lpin = d->buf;
+	scan->lblkno = BufferGetBlockNumber(d->buf);
 	if (!scan->keep_pins)
 		drop_pins(scan);
 

@@ -49,32 +49,57 @@ ft_delete_offsets(FtTree *tree, Buffer buf, OffsetNumber *dead, int ndead)
 
 /*
  * Remove items that a unique insert's search found obsolete (where the
- * insert's own descent could not decide, see ft_insert_unique): each is
- * looked for in its leaf, which is locked exclusively; the caller's prune
- * callback confirms those found and returns the removal's horizon (logged
- * first, as in the descent's pruning).  An item still buffered above its
- * leaf is not found and stays until VACUUM.  items must ascend.
+ * insert's own descent could not decide, see ft_insert_unique), or that an
+ * index scan's executor found dead: each is looked for in its leaf, which
+ * is locked exclusively; the caller's prune callback confirms those found
+ * and returns the removal's horizon (logged first, as in the descent's
+ * pruning).  An item still buffered above its leaf is not found and stays
+ * until VACUUM.  items must ascend.
+ *
+ * leaves, if not NULL, gives each item's leaf as a scan saw it
+ * (ft_scan_item_leaf; InvalidBlockNumber if unknown).  The removal then
+ * reads that leaf instead of descending to it: an item is in the leaf its
+ * key range belongs to or nowhere, so finding the very item there is
+ * enough, whatever happened to the leaf since.  Items not found in their
+ * hinted leaf (it split or was rewritten) are looked for with a descent.
  */
 void
-ft_prune_items(FtTree *tree, char **items, Size *lens, int n,
+ft_prune_items(FtTree *tree, char **items, Size *lens,
+			   const BlockNumber *leaves, int n,
 			   FtUniquePruneFn prune, void *arg)
 {
 	const char **cand = palloc(n * sizeof(char *));
 	Size	   *candlens = palloc(n * sizeof(Size));
 	OffsetNumber *candoffs = palloc(n * sizeof(OffsetNumber));
 	bool	   *remove = palloc(n * sizeof(bool));
+	char	  **missed = NULL;
+	Size	   *missedlens = NULL;
+	int			nmissed = 0;
 	int			i = 0;
 
 	while (i < n)
 	{
-		Buffer		leaf;
+		Buffer		leaf = InvalidBuffer;
+		BlockNumber hint = leaves ? leaves[i] : InvalidBlockNumber;
 		Page		page;
 		FtPageOpaque opaque;
 		int			ncand = 0;
 		int			ndead = 0;
 		int			j;
 
-		leaf = ft_descend_to_leaf(tree, items[i], lens[i], BUFFER_LOCK_EXCLUSIVE);
+		if (hint != InvalidBlockNumber)
+		{
+			leaf = ft_getleaf(tree, hint, BUFFER_LOCK_EXCLUSIVE);
+			opaque = FtPageGetOpaque(BufferGetPage(leaf));
+			if (!FtPageIsLeaf(opaque) || FtPageIsDeleted(opaque))
+			{
+				UnlockReleaseBuffer(leaf);
+				leaf = InvalidBuffer;
+				hint = InvalidBlockNumber;
+			}
+		}
+		if (!BufferIsValid(leaf))
+			leaf = ft_descend_to_leaf(tree, items[i], lens[i], BUFFER_LOCK_EXCLUSIVE);
 		page = ft_leaf_view(tree, leaf);
 		opaque = FtPageGetOpaque(page);
 
@@ -86,7 +111,13 @@ ft_prune_items(FtTree *tree, char **items, Size *lens, int n,
 			Size		len;
 			char	   *stored;
 
-			if (j > i && !FtPageIsRightmost(opaque))
+			if (hint != InvalidBlockNumber)
+			{
+				/* the items the scan saw in this leaf */
+				if (leaves[j] != hint)
+					break;
+			}
+			else if (j > i && !FtPageIsRightmost(opaque))
 			{
 				char	   *hikey = ft_page_item(page, FT_HIKEY, &len);
 
@@ -94,11 +125,26 @@ ft_prune_items(FtTree *tree, char **items, Size *lens, int n,
 					break;
 			}
 			off = ft_leaf_lower_bound(tree, page, items[j], lens[j], &found);
+			if (found)
+			{
+				stored = ft_page_item(page, off, &len);
+				found = len == lens[j] && memcmp(stored, items[j], len) == 0;
+			}
 			if (!found)
+			{
+				if (hint != InvalidBlockNumber)
+				{
+					/* look for it again with a descent, below */
+					if (missed == NULL)
+					{
+						missed = palloc(n * sizeof(char *));
+						missedlens = palloc(n * sizeof(Size));
+					}
+					missed[nmissed] = items[j];
+					missedlens[nmissed++] = lens[j];
+				}
 				continue;
-			stored = ft_page_item(page, off, &len);
-			if (len != lens[j] || memcmp(stored, items[j], len) != 0)
-				continue;
+			}
 			cand[ncand] = stored;
 			candlens[ncand] = len;
 			candoffs[ncand] = off;
@@ -128,6 +174,13 @@ ft_prune_items(FtTree *tree, char **items, Size *lens, int n,
 	pfree(candlens);
 	pfree(candoffs);
 	pfree(remove);
+	/* they ascend still: the hinted groups took them in order */
+	if (nmissed > 0)
+	{
+		ft_prune_items(tree, missed, missedlens, NULL, nmissed, prune, arg);
+		pfree(missed);
+		pfree(missedlens);
+	}
 }
 
 /*

@@ -492,7 +492,7 @@ fractam_insert(Relation index, Datum *values, bool *isnull,
 		 * long for the descent to decide (and prune) until VACUUM.
 		 */
 		if (uc.ndead > 0)
-			ft_prune_items(&tree, uc.dead, uc.deadlens, uc.ndead,
+			ft_prune_items(&tree, uc.dead, uc.deadlens, NULL, uc.ndead,
 						   fractam_prune_entries, &uc.target);
 		LWLockRelease(lock);
 		forget_dead(&uc);

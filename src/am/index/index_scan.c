@@ -67,7 +67,9 @@ typedef struct FractamScanOpaqueData
 	/* entries the executor found dead (kill_prior_tuple), to be removed */
 	MemoryContext killcxt;
 	char	  **killed;
+	BlockNumber *killedleaves;	/* each one's leaf (ft_scan_item_leaf) */
 	int			nkilled;
+	BlockNumber lastleaf;		/* the leaf of last, if known */
 } FractamScanOpaqueData;
 
 typedef FractamScanOpaqueData *FractamScanOpaque;
@@ -528,6 +530,7 @@ next_match(IndexScanDesc scan, ScanDirection dir)
 					}
 					memcpy(so->lastbuf, itup, size);
 					so->last = (IndexTuple) so->lastbuf;
+					so->lastleaf = ft_scan_item_leaf(so->fscan, item);
 					return itup;
 				}
 			case KEYS_SKIP:
@@ -576,9 +579,12 @@ killed_sorted(FractamScanOpaque so)
 	for (i = 0; i < so->nkilled / 2; i++)
 	{
 		char	   *t = so->killed[i];
+		BlockNumber b = so->killedleaves[i];
 
 		so->killed[i] = so->killed[so->nkilled - 1 - i];
 		so->killed[so->nkilled - 1 - i] = t;
+		so->killedleaves[i] = so->killedleaves[so->nkilled - 1 - i];
+		so->killedleaves[so->nkilled - 1 - i] = b;
 	}
 	return true;
 }
@@ -599,27 +605,35 @@ remove_killed(IndexScanDesc scan)
 		FractamPruneTarget target;
 		Size	   *lens = MemoryContextAlloc(so->killcxt,
 											  so->nkilled * sizeof(Size));
+		BlockNumber *leaves = so->killedleaves;
 		int			n = 0;
 		int			i;
 
 		/*
 		 * ascending and distinct; they come in scan order, so sort only if
-		 * the scan turned around
+		 * the scan turned around (and then without the leaves they were
+		 * seen in, which the sort does not carry along)
 		 */
 		if (!killed_sorted(so))
+		{
 			qsort_arg(so->killed, so->nkilled, sizeof(char *), compare_killed,
 					  &so->tree);
+			leaves = NULL;
+		}
 		for (i = 0; i < so->nkilled; i++)
 			if (n == 0 || compare_killed(&so->killed[n - 1], &so->killed[i],
 										 &so->tree) != 0)
-				so->killed[n++] = so->killed[i];
+			{
+				so->killed[n] = so->killed[i];
+				so->killedleaves[n++] = so->killedleaves[i];
+			}
 		for (i = 0; i < n; i++)
 			lens[i] = IndexTupleSize((IndexTuple) so->killed[i]);
 		target.heap = scan->heapRelation;
 		target.index = scan->indexRelation;
 		target.freespace = 0;
-		ft_prune_items(&so->tree, so->killed, lens, n, fractam_prune_entries,
-					   &target);
+		ft_prune_items(&so->tree, so->killed, lens, leaves, n,
+					   fractam_prune_entries, &target);
 	}
 	if (so->killcxt)
 		MemoryContextReset(so->killcxt);
@@ -636,8 +650,13 @@ remember_killed(FractamScanOpaque so)
 											"fractam scan killed entries",
 											ALLOCSET_SMALL_SIZES);
 	if (so->killed == NULL)
+	{
 		so->killed = MemoryContextAlloc(so->killcxt,
 										FRACTAM_MAX_KILLED * sizeof(char *));
+		so->killedleaves = MemoryContextAlloc(so->killcxt,
+											  FRACTAM_MAX_KILLED * sizeof(BlockNumber));
+	}
+	so->killedleaves[so->nkilled] = so->lastleaf;
 	so->killed[so->nkilled++] =
 		(char *) MemoryContextAlloc(so->killcxt, IndexTupleSize(so->last));
 	memcpy(so->killed[so->nkilled - 1], so->last, IndexTupleSize(so->last));
