@@ -62,6 +62,7 @@ typedef struct FractamIndexState
 	RelFileNode node;			/* the relfilenode rootcache is about */
 	TupleDesc	tupdesc;
 	int			nkeyatts;
+	bool		key_varlena;	/* a key column has variable width */
 	SortSupportData ssup[INDEX_MAX_KEYS];
 	bool		hash_known;		/* the next three are set (only unique
 								 * inserts need them, see

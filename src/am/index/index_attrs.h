@@ -41,7 +41,7 @@ typedef union FractamUnpackedShort
  * value of a column whose attlen is attlen, with a 1-byte header replaced
  * by a 4-byte one (copied into buf) if it has one
  */
-static inline Datum
+static pg_attribute_always_inline Datum
 fractam_unpack_short(Datum value, bool isnull, int16 attlen,
 					 FractamUnpackedShort *buf)
 {
@@ -76,7 +76,7 @@ typedef struct FractamAttrWalk
 	FractamUnpackedShort unpacked;
 } FractamAttrWalk;
 
-static inline void
+static pg_attribute_always_inline void
 fractam_attr_walk(FractamAttrWalk *w, TupleDesc desc, IndexTuple tup)
 {
 	w->desc = desc;
@@ -88,13 +88,29 @@ fractam_attr_walk(FractamAttrWalk *w, TupleDesc desc, IndexTuple tup)
 	w->slow = false;
 }
 
-static inline Datum
+static pg_attribute_always_inline Datum
 fractam_attr_next_raw(FractamAttrWalk *w, bool *isnull)
 {
 	Form_pg_attribute att = TupleDescAttr(w->desc, w->attno);
 	Datum		value;
 
 	Assert(w->attno < w->desc->natts);
+	/* the common case, as index_getattr's: no nulls, a cached offset */
+	if (likely(!w->slow && w->nulls == NULL && att->attcacheoff >= 0))
+	{
+		*isnull = false;
+		value = fetchatt(att, w->data + att->attcacheoff);
+		if (att->attlen > 0)
+			w->off = att->attcacheoff + att->attlen;
+		else
+		{
+			w->off = att_addlength_pointer(att->attcacheoff, att->attlen,
+										   w->data + att->attcacheoff);
+			w->slow = true;
+		}
+		w->attno++;
+		return value;
+	}
 	if (w->nulls && att_isnull(w->attno, w->nulls))
 	{
 		w->attno++;
@@ -134,14 +150,13 @@ fractam_attr_next_raw(FractamAttrWalk *w, bool *isnull)
 	return value;
 }
 
-static inline Datum
+static pg_attribute_always_inline Datum
 fractam_attr_next(FractamAttrWalk *w, bool *isnull)
 {
+	int16		attlen = TupleDescAttr(w->desc, w->attno)->attlen;
 	Datum		value = fractam_attr_next_raw(w, isnull);
 
-	return fractam_unpack_short(value, *isnull,
-								TupleDescAttr(w->desc, w->attno - 1)->attlen,
-								&w->unpacked);
+	return fractam_unpack_short(value, *isnull, attlen, &w->unpacked);
 }
 
 #endif							/* INDEX_ATTRS_H */

@@ -140,6 +140,9 @@ fractam_index_state(Relation index)
 	state->nkeyatts = IndexRelationGetNumberOfKeyAttributes(index);
 	state->max_item_size = max_index_tuple_size(state->tupdesc);
 	for (i = 0; i < state->nkeyatts; i++)
+		if (TupleDescAttr(state->tupdesc, i)->attlen < 0)
+			state->key_varlena = true;
+	for (i = 0; i < state->nkeyatts; i++)
 	{
 		SortSupport ssup = &state->ssup[i];
 		int16		option = index->rd_indoption[i];
@@ -235,12 +238,35 @@ fractam_index_tree(Relation index, FtTree *tree)
  * Compare the key columns of two index tuples, either of which may be a
  * truncated key (its missing columns are minus infinity).
  */
-int
-fractam_compare_keys(FractamIndexState *state, IndexTuple a, IndexTuple b)
+/*
+ * Key columns 0 .. n-1 of a and b, when every key column has a fixed width:
+ * index_getattr finds each at its cached offset (in a tuple without
+ * nulls), and this frame needs no buffer for unpacked values (a local
+ * array costs the hottest function of inserts a stack-protector check)
+ */
+static int
+compare_fixed_keys(FractamIndexState *state, IndexTuple a, IndexTuple b, int n)
 {
-	int			anatts = fractam_key_natts(state, a);
-	int			bnatts = fractam_key_natts(state, b);
-	int			n = Min(anatts, bnatts);
+	int			i;
+
+	for (i = 0; i < n; i++)
+	{
+		bool		anull;
+		bool		bnull;
+		Datum		ad = index_getattr(a, i + 1, state->tupdesc, &anull);
+		Datum		bd = index_getattr(b, i + 1, state->tupdesc, &bnull);
+		int			c = ApplySortComparator(ad, anull, bd, bnull, &state->ssup[i]);
+
+		if (c != 0)
+			return c;
+	}
+	return 0;
+}
+
+/* the same with variable-length key columns (see index_attrs.h) */
+static pg_noinline int
+compare_walked_keys(FractamIndexState *state, IndexTuple a, IndexTuple b, int n)
+{
 	FractamAttrWalk aw;
 	FractamAttrWalk bw;
 	int			i;
@@ -258,6 +284,20 @@ fractam_compare_keys(FractamIndexState *state, IndexTuple a, IndexTuple b)
 		if (c != 0)
 			return c;
 	}
+	return 0;
+}
+
+int
+fractam_compare_keys(FractamIndexState *state, IndexTuple a, IndexTuple b)
+{
+	int			anatts = fractam_key_natts(state, a);
+	int			bnatts = fractam_key_natts(state, b);
+	int			n = Min(anatts, bnatts);
+	int			c = state->key_varlena ? compare_walked_keys(state, a, b, n) :
+		compare_fixed_keys(state, a, b, n);
+
+	if (c != 0)
+		return c;
 	return (anatts == bnatts) ? 0 : (anatts < bnatts) ? -1 : 1;
 }
 
@@ -284,10 +324,9 @@ compare_tids(IndexTuple a, IndexTuple b)
  * the probe's (deformed) key columns against another entry's, or a key's
  * (the probe, an entry, has every column)
  */
-static int
-compare_probe_keys(FractamIndexState *state, IndexTuple other)
+static pg_noinline int
+compare_probe_walked(FractamIndexState *state, IndexTuple other, int natts)
 {
-	int			natts = fractam_key_natts(state, other);
 	FractamAttrWalk w;
 	int			i;
 
@@ -303,6 +342,31 @@ compare_probe_keys(FractamIndexState *state, IndexTuple other)
 		if (c != 0)
 			return c;
 	}
+	return 0;
+}
+
+static int
+compare_probe_keys(FractamIndexState *state, IndexTuple other)
+{
+	int			natts = fractam_key_natts(state, other);
+	int			c = 0;
+	int			i;
+
+	/* as in fractam_compare_keys */
+	if (state->key_varlena)
+		c = compare_probe_walked(state, other, natts);
+	else
+		for (i = 0; i < natts && c == 0; i++)
+		{
+			bool		isnull;
+			Datum		d = index_getattr(other, i + 1, state->tupdesc, &isnull);
+
+			c = ApplySortComparator(state->probe_values[i],
+									state->probe_isnull[i],
+									d, isnull, &state->ssup[i]);
+		}
+	if (c != 0)
+		return c;
 	/* other's missing columns are minus infinity */
 	return natts < state->nkeyatts ? 1 : 0;
 }

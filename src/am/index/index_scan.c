@@ -14,7 +14,9 @@
  * on (remove_killed), where nbtree would mark them LP_DEAD: fractam leaves
  * have no hint bits, and a removal (confirmed by the table AM, with a
  * standby conflict horizon) keeps queue-like loads, whose scans start among
- * the deleted rows, from reading them again and again until VACUUM.
+ * the deleted rows, from reading them again and again until VACUUM.  Each
+ * is looked for in the leaf the scan read it from, without a descent, as
+ * nbtree's _bt_killitems goes back to the page it still has pinned.
  *
  *-------------------------------------------------------------------------
  */
