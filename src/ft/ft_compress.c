@@ -1128,10 +1128,19 @@ ft_leaf_view(FtTree *tree, Buffer buf)
 void
 ft_leaf_copy(FtTree *tree, Buffer buf, char *dst)
 {
-	Page		view = ft_leaf_view(tree, buf);
+	ft_view_copy(dst, ft_leaf_view(tree, buf), BufferGetPage(buf));
+}
+
+/*
+ * Copy view, a leaf's decoded view (or part) or page itself (the leaf is
+ * not compressed), into dst, FT_VIEW_SIZE bytes: only the used parts.
+ */
+void
+ft_view_copy(char *dst, Page view, Page page)
+{
 	PageHeader	hdr = (PageHeader) view;
 
-	if (view == BufferGetPage(buf))
+	if (view == page)
 	{
 		ft_copy_page(dst, view);
 		return;

@@ -343,17 +343,9 @@ copy_part(FtScan scan, Buffer buf, const char *key, Size keylen,
 	Page		view = ft_leaf_view_part(scan->tree, buf, key, keylen,
 										 scan->forward, &low, lowlen,
 										 &high, &highlen);
-	PageHeader	vh = (PageHeader) view;
 	char	   *lowcopy = NULL;
 
-	if (view == BufferGetPage(buf))
-		ft_copy_page(scan->lcopy.data, view);
-	else
-	{
-		memcpy(scan->lcopy.data, view, vh->pd_lower);
-		memcpy(scan->lcopy.data + vh->pd_upper, view + vh->pd_upper,
-			   FT_VIEW_SIZE - vh->pd_upper);
-	}
+	ft_view_copy(scan->lcopy.data, view, BufferGetPage(buf));
 	if (high)
 	{
 		scan->lhigh = palloc(highlen);
