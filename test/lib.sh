@@ -254,7 +254,12 @@ ft_kill_stray_postmasters() {
 }
 
 # ft_standby_create PRIMARY_DIR DIR PORT [extra conf lines...]: streaming
-# standby from a base backup of the primary; started by the caller.
+# standby from a base backup of the primary; started by the caller.  It
+# streams through a physical replication slot (ft_standby_PORT): under
+# wal_consistency_checking every fractam record carries a page image, so
+# the primary writes tens of GB in a few minutes, and a standby that
+# receives slower than that (a busy CI machine) would otherwise ask for
+# segments the primary has already recycled, whatever wal_keep_size says.
 ft_standby_create() {
 	local pdir=$1 dir=$2 port=$3
 	shift 3
@@ -264,6 +269,7 @@ ft_standby_create() {
 	chmod 700 "$dir/sock"
 	ft_as_pg "$FT_BINDIR/pg_basebackup" -h "$pdir/sock" -p "$(ft_port_of "$pdir")" \
 		-U "$FT_OSUSER" -D "$dir/data" -R -X stream -c fast --no-sync \
+		-C -S "ft_standby_$port" \
 		>"$dir/basebackup.log" 2>&1 || {
 		cat "$dir/basebackup.log"
 		return 1

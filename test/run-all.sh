@@ -204,7 +204,7 @@ if has_phase regress || has_phase isolation || has_phase standby; then
 	pport=$(ft_pick_port "$FT_PORT_MIN") && sport=$(ft_pick_port $((pport + 1))) &&
 		ft_cluster_init "$primary" "$pport" \
 			"wal_consistency_checking = 'fractam'" \
-			"wal_keep_size = 4GB" \
+			"max_slot_wal_keep_size = 16GB" \
 			"autovacuum = off" &&
 		ft_cluster_start "$primary" &&
 		ft_standby_create "$primary" "$standby" "$sport" \
