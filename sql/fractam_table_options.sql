@@ -125,6 +125,28 @@ FROM fractam_stats('o_ctas4') s, fractam_stats('o_ctas16') d;
 SELECT fractam_verify('o_ctas4');
 DROP TABLE o_ctas4, o_ctas16;
 
+-- VACUUM FULL and CLUSTER build a table's tree as its appends grow it: a
+-- table never buffers messages, so its level-1 nodes only route (up to 96
+-- children each at the default fanout, where a buffering index's build
+-- gives them 6), and the file is no larger than heap's for the same rows
+CREATE TABLE o_full (id int, t text) USING fractam WITH (autovacuum_enabled = off);
+CREATE TABLE o_fullh (id int, t text) USING heap WITH (autovacuum_enabled = off);
+COPY o_full FROM PROGRAM 'seq 1 50000 | awk ''{ print $1 "\tabcdefghijklmnopqrstuvwxyz0123456789" }''';
+COPY o_fullh FROM PROGRAM 'seq 1 50000 | awk ''{ print $1 "\tabcdefghijklmnopqrstuvwxyz0123456789" }''';
+VACUUM FULL o_full;
+VACUUM FULL o_fullh;
+SELECT pg_relation_size('o_full') <= pg_relation_size('o_fullh') AS not_larger_than_heap,
+  buffer_pages * 40 < leaf_pages AS wide_level1, leaf_items
+FROM fractam_stats('o_full');
+CREATE INDEX o_full_id ON o_full (id DESC);
+CLUSTER o_full USING o_full_id;
+SELECT pg_relation_size('o_full') <= pg_relation_size('o_fullh') AS not_larger_than_heap,
+  buffer_pages * 40 < leaf_pages AS wide_level1, leaf_items
+FROM fractam_stats('o_full');
+SELECT fractam_verify('o_full');
+SELECT min(id), max(id), count(*) FROM o_full WHERE ctid = '(0,1)';
+DROP TABLE o_full, o_fullh;
+
 -- subcommands apply in order; RESET takes names only; read-only refuses
 ALTER TABLE o_small SET (fanout = 8), RESET (fanout);
 SELECT reloptions FROM pg_class WHERE relname = 'o_small';

@@ -240,8 +240,20 @@ level_full(FtBuildState state, int level, Size newlen)
 			lv->used + sp > FT_LEAF_CAPACITY * tree->fillfactor / 100;
 	}
 	sp = ft_item_space(FT_PIVOT_HDRSZ + newlen);
+
+	/*
+	 * Buffer nodes get three quarters of the children they may have.  In a
+	 * buffering tree that is the fanout of a node that holds messages: a
+	 * build cannot know whether the index will take inserts larger than
+	 * memory, where narrow level-1 nodes make each flush carry more
+	 * (bench/RESULTS.md, session 16).  A tree that never buffers (a table,
+	 * or an index WITH (buffering = off)) only routes through them, as
+	 * its inserts and appends do, with the wider limit of an unbuffered
+	 * node: narrow nodes would add a page per six leaves for nothing.
+	 */
 	if (FtLevelIsBuffer(level))
-		return lv->n >= Max(2, ft_node_fanout(tree, level) * 3 / 4) ||
+		return lv->n >= Max(2, ft_node_child_limit(tree, level,
+												   tree->buffering) * 3 / 4) ||
 			lv->pivotbytes + sp > FT_BUFFER_PIVOT_LIMIT / 2;
 	return lv->used + sp + FT_PIVOT_RESERVE + ft_item_space(newlen) >
 		FT_LEAF_CAPACITY * 9 / 10;
