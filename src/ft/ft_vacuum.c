@@ -1124,15 +1124,13 @@ compress_leaves(FtTree *tree, BlockNumber bblk, EmptyLeaves *cands,
 			prevright = FtPageGetOpaque(lp)->ft_right;
 		}
 
-		/* fewer leaves until they fit one compressed page */
+		/*
+		 * Fewer leaves until they fit one compressed page: the last is left
+		 * out, to start the next run (leaving out the first instead left
+		 * every third leaf uncompressed where only two fit).
+		 */
 		while (k >= 2 && !merge_leaves(tree, bbuf, a, lsbuf, leaves, k))
-		{
-			UnlockReleaseBuffer(lsbuf);
-			lsbuf = leaves[0];
-			memmove(leaves, leaves + 1, sizeof(Buffer) * (k - 1));
-			k--;
-			a++;
-		}
+			UnlockReleaseBuffer(leaves[--k]);
 		if (k >= 2)
 		{
 			cands->merged = k;
