@@ -53,8 +53,8 @@ typedef struct ViewSlot
 	uint32		deadcrc;
 	uint64		used;			/* tick of the last use; 0: empty */
 	int			part;			/* -1: the whole leaf; else the part of a
-								 * frame of layout FT_FRAME_LAYOUT_PARTS
-								 * decoded (ft_leaf_view_part) */
+								 * frame of parts decoded
+								 * (ft_leaf_view_part) */
 	char	   *view;			/* FT_VIEW_SIZE bytes */
 } ViewSlot;
 
@@ -233,13 +233,15 @@ compress_or_fail(FtTree *tree, const char *src, Size len, char *dst, Size cap)
 }
 
 /*
- * encode_frame for layout FT_FRAME_LAYOUT_PARTS (see ft_page.h): the
- * entries cut into parts of at most FT_FRAME_PART_BYTES decoded, each
- * compressed alone.  room is what the frame may take on its page.
+ * encode_frame: the entries cut into parts, each compressed alone (see
+ * ft_page.h), and after them a change area of chgcap bytes.  An index's
+ * frame (no change area) takes layout FT_FRAME_LAYOUT_PARTS, a table's
+ * FT_FRAME_LAYOUT_ROW_PARTS (*layout).  room is what the frame may take
+ * on its page.
  */
 static Size
 encode_parts(FtTree *tree, char **items, Size *lens, int n, Size room,
-			 Size *need)
+			 Size chgcap, Size *need, uint16 *layout)
 {
 	char	   *raw = scratch(&raw_buf, FT_VIEW_SIZE);
 	Size		dead = FtFrameDeadBytes(n);
@@ -253,7 +255,21 @@ encode_parts(FtTree *tree, char **items, Size *lens, int n, Size room,
 	FtFrameParts fp;
 	FtFramePart parts[FT_FRAME_MAX_PARTS];
 	FtFrameHeader hdr;
+	Size		rawtotal;
 	int			np = 0;
+
+	bool		rows = (chgcap > 0);
+
+	/*
+	 * A table's frame (24 kB of rows decoded at most) in two parts: a point
+	 * read decodes 12 kB instead of 24, and lz4, which finds fewer matches
+	 * in smaller parts, loses less than with three (bench/RESULTS.md,
+	 * session 27).
+	 */
+	Size		partbytes_max = rows ? FT_TABLE_FRAME_PART_BYTES :
+		FT_FRAME_PART_BYTES;
+
+	*layout = rows ? FT_FRAME_LAYOUT_ROW_PARTS : FT_FRAME_LAYOUT_PARTS;
 
 	/* the cuts: a part ends before the entry that would overflow it */
 	start[0] = 0;
@@ -262,7 +278,7 @@ encode_parts(FtTree *tree, char **items, Size *lens, int n, Size room,
 		Size		space = MAXALIGN(lens[i]);
 
 		Assert(lens[i] > 0 && lens[i] <= PG_UINT16_MAX);
-		if (acc > 0 && acc + space > FT_FRAME_PART_BYTES)
+		if (acc > 0 && acc + space > partbytes_max)
 		{
 			/* a decoded page of 32 kB holds at most 6 parts of 6.4 kB */
 			if (np + 1 >= FT_FRAME_MAX_PARTS)
@@ -280,22 +296,30 @@ encode_parts(FtTree *tree, char **items, Size *lens, int n, Size room,
 
 	setup_comp_buf();
 	data = comp_buf + FT_FRAME_HDRSZ + dead;
-	cap = comp_cap - FT_FRAME_HDRSZ - dead;
+	cap = comp_cap - FT_FRAME_HDRSZ - dead - chgcap;
 
-	/* the directory: counts, then each part's first entry but the first's */
+	/*
+	 * The directory: counts, then the key of each part's first entry but
+	 * the first's (the whole entry, but in a tree whose keys are a prefix of
+	 * its items: a table's row id).
+	 */
 	pos = sizeof(FtFrameParts) + np * sizeof(FtFramePart);
 	for (int p = 1; p < np; p++)
 	{
-		uint16		l16 = (uint16) lens[start[p]];
+		uint16		l16 = (uint16) ft_key_len(tree, lens[start[p]]);
 
 		memcpy(data + pos, &l16, sizeof(l16));
 		pos += sizeof(l16);
-		memcpy(data + pos, items[start[p]], lens[start[p]]);
-		pos += lens[start[p]];
+		memcpy(data + pos, items[start[p]], l16);
+		pos += l16;
 	}
 
-	/* the parts: lengths, then entries as the decoded page holds them */
+	/*
+	 * The parts: an index's lengths, then its entries as the decoded page
+	 * holds them; a table's entries each after its length.
+	 */
 	memset(parts, 0, sizeof(parts));
+	rawtotal = 0;
 	for (int p = 0; p < np; p++)
 	{
 		Size		rawlen = 0;
@@ -306,15 +330,22 @@ encode_parts(FtTree *tree, char **items, Size *lens, int n, Size room,
 
 			memcpy(raw + rawlen, &l16, sizeof(l16));
 			rawlen += sizeof(l16);
+			if (rows)
+			{
+				memcpy(raw + rawlen, items[i], lens[i]);
+				rawlen += lens[i];
+			}
 		}
-		for (int i = start[p]; i < start[p + 1]; i++)
+		for (int i = start[p]; i < start[p + 1] && !rows; i++)
 		{
 			memcpy(raw + rawlen, items[i], lens[i]);
 			memset(raw + rawlen + lens[i], 0, MAXALIGN(lens[i]) - lens[i]);
 			rawlen += MAXALIGN(lens[i]);
 		}
-		Assert(rawlen == partbytes[p] + (start[p + 1] - start[p]) * sizeof(uint16));
+		Assert(rows ||
+			   rawlen == partbytes[p] + (start[p + 1] - start[p]) * sizeof(uint16));
 		Assert(rawlen <= PG_UINT16_MAX);
+		rawtotal += rawlen;
 		parts[p].nitems = (uint16) (start[p + 1] - start[p]);
 		parts[p].rawlen = (uint16) rawlen;
 		parts[p].complen = (uint16) compress_or_fail(tree, raw, rawlen,
@@ -326,17 +357,21 @@ encode_parts(FtTree *tree, char **items, Size *lens, int n, Size room,
 	memcpy(data, &fp, sizeof(fp));
 	memcpy(data + sizeof(fp), parts, np * sizeof(FtFramePart));
 
-	*need = FT_FRAME_HDRSZ + dead + pos;
+	*need = FT_FRAME_HDRSZ + dead + pos + chgcap;
 	if (*need > room)
 		return 0;
 
 	memset(&hdr, 0, sizeof(hdr));
-	hdr.rawlen = (uint32) (n * sizeof(uint16) + itemsbytes);
+	Assert(rows || rawtotal == n * sizeof(uint16) + itemsbytes);
+	hdr.rawlen = (uint32) rawtotal;
 	hdr.complen = (uint32) pos;
 	hdr.nitems = (uint16) n;
-	hdr.crc = frame_crc(tree->codec, FT_FRAME_LAYOUT_PARTS, &hdr, data);
+	hdr.chgcap = (uint16) chgcap;
+	hdr.chglen = 0;
+	hdr.crc = frame_crc(tree->codec, *layout, &hdr, data);
 	memset(comp_buf, 0, FT_FRAME_HDRSZ + dead);
 	memcpy(comp_buf, &hdr, sizeof(hdr));
+	memset(data + pos, 0, chgcap);
 	return *need;
 }
 
@@ -345,68 +380,24 @@ encode_parts(FtTree *tree, char **items, Size *lens, int n, Size room,
  * holds a high key taking hikeyspace bytes (0: none).  Returns the frame's
  * length if it fits on the page, else 0; *need is the length the frame has
  * (0 if the items would not even fit a decoded page).  *layout is how the
- * entries are laid out (the page's ft_frame_layout).
+ * entries are laid out (the page's ft_frame_layout): in parts, for index
+ * and table leaves alike, so that a point read decodes one part (a table's
+ * frames of the prefixed layout, which earlier builds wrote, are read).
  */
 static Size
 encode_frame(FtTree *tree, char **items, Size *lens, int n, Size hikeyspace,
 			 Size *need, uint16 *layout)
 {
 	Size		room;
-	Size		rawlen = 0;
-	Size		complen;
-	char	   *raw = scratch(&raw_buf, FT_VIEW_SIZE);
-	FtFrameHeader hdr;
-	Size		dead = FtFrameDeadBytes(n);
-	Size		chgcap = tree->frame_chgcap;
-	Size		cap;
 
 	*need = 0;
+	*layout = FT_FRAME_LAYOUT_PARTS;	/* until encode_parts says */
 	if (n <= 0 || n > FT_FRAME_MAX_ITEMS ||
 		items_space(items, lens, n) + hikeyspace > FtFrameCapacity(tree))
 		return 0;
 	room = MAXALIGN_DOWN(FT_LEAF_CAPACITY - hikeyspace - sizeof(ItemIdData));
-
-	/*
-	 * Entries that change in place (a table's) keep the prefixed layout:
-	 * their decoded page must keep its room for expanded entries.
-	 */
-	*layout = chgcap == 0 ? FT_FRAME_LAYOUT_PARTS : FT_FRAME_LAYOUT_PREFIXED;
-	if (*layout == FT_FRAME_LAYOUT_PARTS)
-		return encode_parts(tree, items, lens, n, room, need);
-
-	for (int i = 0; i < n; i++)
-	{
-		uint16		l16 = (uint16) lens[i];
-
-		Assert(lens[i] > 0 && lens[i] <= PG_UINT16_MAX);
-		memcpy(raw + rawlen, &l16, sizeof(l16));
-		rawlen += sizeof(l16);
-		memcpy(raw + rawlen, items[i], lens[i]);
-		rawlen += lens[i];
-	}
-	Assert(rawlen <= FT_VIEW_SIZE);
-
-	setup_comp_buf();
-	cap = comp_cap - FT_FRAME_HDRSZ - dead - chgcap;
-	complen = compress_or_fail(tree, raw, rawlen,
-							   comp_buf + FT_FRAME_HDRSZ + dead, cap);
-	*need = FT_FRAME_HDRSZ + dead + complen + chgcap;
-	if (*need > room)
-		return 0;
-
-	memset(&hdr, 0, sizeof(hdr));
-	hdr.rawlen = (uint32) rawlen;
-	hdr.complen = (uint32) complen;
-	hdr.nitems = (uint16) n;
-	hdr.ndead = 0;
-	hdr.chgcap = (uint16) chgcap;
-	hdr.chglen = 0;
-	hdr.crc = frame_crc(tree->codec, *layout, &hdr,
-						comp_buf + FT_FRAME_HDRSZ + dead);
-	memset(comp_buf, 0, FT_FRAME_HDRSZ + dead);
-	memcpy(comp_buf, &hdr, sizeof(hdr));
-	memset(comp_buf + FT_FRAME_HDRSZ + dead + complen, 0, chgcap);
-	return *need;
+	return encode_parts(tree, items, lens, n, room, tree->frame_chgcap, need,
+						layout);
 }
 
 /*
@@ -655,10 +646,12 @@ static MemoryContext change_cxt = NULL;
 
 /*
  * Apply the change area of frame to the decoded entries (entry_ptr,
- * entry_len), in the order the changes happened.
+ * entry_len) of frame indexes [lo, hi), in the order the changes happened;
+ * changes of other entries are checked and skipped.
  */
 static void
-apply_changes(FtTree *tree, BlockNumber blkno, const FtFrameHeader *frame)
+apply_changes(FtTree *tree, BlockNumber blkno, const FtFrameHeader *frame,
+			  int lo, int hi)
 {
 	const char *area = FtFrameChanges(frame);
 	Size		pos = 0;
@@ -682,7 +675,7 @@ apply_changes(FtTree *tree, BlockNumber blkno, const FtFrameHeader *frame)
 			pos + c.len > frame->chglen ||
 			(c.kind != FT_CHANGE_PATCH && c.kind != FT_CHANGE_TRANSFORM))
 			corrupt(tree, blkno, "A change of the frame's entries is invalid.");
-		for (int i = c.first; i < c.first + c.count; i++)
+		for (int i = Max(c.first, lo); i < Min(c.first + c.count, hi); i++)
 		{
 			if (c.kind == FT_CHANGE_PATCH)
 			{
@@ -705,6 +698,28 @@ apply_changes(FtTree *tree, BlockNumber blkno, const FtFrameHeader *frame)
 	MemoryContextSwitchTo(old);
 }
 
+/*
+ * Add an entry (or the high key) to decoded page view at line pointer
+ * *off, below what is there: how a frame's entries are laid out when they
+ * are not copied into place as their part holds them.
+ */
+static inline void
+view_add(FtTree *tree, BlockNumber blkno, Page view, OffsetNumber *off,
+		 const char *ptr, Size len)
+{
+	PageHeader	vh = (PageHeader) view;
+
+	if (vh->pd_upper < MAXALIGN(len) ||
+		vh->pd_upper - MAXALIGN(len) < vh->pd_lower + sizeof(ItemIdData))
+		corrupt(tree, blkno, "The entries do not fit a decoded page.");
+	vh->pd_upper -= MAXALIGN(len);
+	ItemIdSetNormal(PageGetItemId(view, *off), vh->pd_upper, len);
+	memcpy(view + vh->pd_upper, ptr, len);
+	memset(view + vh->pd_upper + len, 0, MAXALIGN(len) - len);
+	vh->pd_lower += sizeof(ItemIdData);
+	(*off)++;
+}
+
 /* A frame of layout FT_FRAME_LAYOUT_PARTS taken apart: its directory */
 typedef struct FrameParts
 {
@@ -712,7 +727,8 @@ typedef struct FrameParts
 	int			start[FT_FRAME_MAX_PARTS + 1];	/* first entry of each part */
 	Size		offset[FT_FRAME_MAX_PARTS + 1]; /* where each part's entries
 												 * start among all entries,
-												 * decoded */
+												 * decoded
+												 * (FT_FRAME_LAYOUT_PARTS) */
 	const char *comp[FT_FRAME_MAX_PARTS];	/* each part, compressed */
 	Size		complen[FT_FRAME_MAX_PARTS];
 	Size		rawlen[FT_FRAME_MAX_PARTS];
@@ -725,11 +741,12 @@ static FrameParts frame_parts;
 
 /*
  * Read the directory of frame (header hdr, checked by frame_of and against
- * its checksum) into frame_parts.
+ * its checksum; layout FT_FRAME_LAYOUT_PARTS or FT_FRAME_LAYOUT_ROW_PARTS)
+ * into frame_parts.
  */
 static FrameParts *
 parse_parts(FtTree *tree, BlockNumber blkno, const FtFrameHeader *frame,
-			const FtFrameHeader *hdr)
+			const FtFrameHeader *hdr, uint16 layout)
 {
 	FrameParts *fp = &frame_parts;
 	const char *data = FtFrameData(frame);
@@ -739,7 +756,10 @@ parse_parts(FtTree *tree, BlockNumber blkno, const FtFrameHeader *frame,
 	FtFramePart part;
 	Size		raw = 0;
 
-	if (hdr->chgcap != 0 || len < sizeof(FtFrameParts))
+	bool		rows = (layout == FT_FRAME_LAYOUT_ROW_PARTS);
+
+	/* only a table's entries change in place */
+	if ((!rows && hdr->chgcap != 0) || len < sizeof(FtFrameParts))
 		corrupt(tree, blkno, "The frame's parts are invalid.");
 	memcpy(&dir, data, sizeof(dir));
 	if (dir.nparts < 1 || dir.nparts > FT_FRAME_MAX_PARTS ||
@@ -755,8 +775,8 @@ parse_parts(FtTree *tree, BlockNumber blkno, const FtFrameHeader *frame,
 			   sizeof(part));
 		if (part.nitems == 0 || fp->start[p] + part.nitems > hdr->nitems ||
 			part.reserved != 0 ||
-			part.rawlen < part.nitems * (sizeof(uint16) + MAXIMUM_ALIGNOF) ||
-			(part.rawlen - part.nitems * sizeof(uint16)) % MAXIMUM_ALIGNOF != 0)
+			part.rawlen < part.nitems * (sizeof(uint16) + (rows ? 1 : MAXIMUM_ALIGNOF)) ||
+			(!rows && (part.rawlen - part.nitems * sizeof(uint16)) % MAXIMUM_ALIGNOF != 0))
 			corrupt(tree, blkno, "The frame's parts are invalid.");
 		fp->start[p + 1] = fp->start[p] + part.nitems;
 		fp->complen[p] = part.complen;
@@ -798,6 +818,69 @@ parse_parts(FtTree *tree, BlockNumber blkno, const FtFrameHeader *frame,
 }
 
 /*
+ * decode_parts for layout FT_FRAME_LAYOUT_ROW_PARTS (a table's): the parts
+ * are decompressed one after another into raw_buf, their entries noted by
+ * frame index, the changes of those entries applied (an expanded row
+ * header makes its entry longer), and the live ones laid out in view below
+ * the high key, as decode_leaf lays out a frame of the prefixed layout.
+ */
+static void
+decode_row_parts(FtTree *tree, BlockNumber blkno, Page page, char *view,
+				 const FtFrameHeader *frame, FrameParts *fp, int from, int to)
+{
+	FtCodecId	codec = (FtCodecId) FtPageGetOpaque(page)->ft_codec;
+	char	   *raw = scratch(&raw_buf, FT_VIEW_SIZE);
+	Size		rawpos = 0;
+	OffsetNumber off = FirstOffsetNumber;
+
+	for (int p = from; p < to; p++)
+	{
+		int			n = fp->start[p + 1] - fp->start[p];
+		char	   *praw = raw + rawpos;
+		Size		pos = 0;
+
+		/* parse_parts checked that the parts add up to rawlen */
+		Assert(rawpos + fp->rawlen[p] <= FT_VIEW_SIZE);
+		if (!ft_codec_decompress(codec, fp->comp[p], fp->complen[p], praw,
+								 fp->rawlen[p]))
+			corrupt(tree, blkno, "The compressed bytes do not decompress.");
+		for (int i = 0; i < n; i++)
+		{
+			uint16		len;
+
+			if (pos + sizeof(uint16) > fp->rawlen[p])
+				corrupt(tree, blkno, "The decompressed entries end early.");
+			memcpy(&len, praw + pos, sizeof(uint16));
+			pos += sizeof(uint16);
+			if (len == 0 || len > fp->rawlen[p] - pos)
+				corrupt(tree, blkno, "A decompressed entry has an invalid length.");
+			if (i == 0 && p > 0 &&
+				(fp->firstlen[p] != ft_key_len(tree, len) ||
+				 memcmp(fp->first[p], praw + pos, fp->firstlen[p]) != 0))
+				corrupt(tree, blkno, "A part of the frame does not start with the entry its directory names.");
+			entry_ptr[fp->start[p] + i] = praw + pos;
+			entry_len[fp->start[p] + i] = len;
+			pos += len;
+		}
+		if (pos != fp->rawlen[p])
+			corrupt(tree, blkno, "The decompressed entries do not fill the frame.");
+		rawpos += fp->rawlen[p];
+	}
+	apply_changes(tree, blkno, frame, fp->start[from], fp->start[to]);
+
+	if (!FtPageIsRightmost(FtPageGetOpaque(page)))
+	{
+		Size		hlen;
+		char	   *hikey = ft_page_item(page, FT_HIKEY, &hlen);
+
+		view_add(tree, blkno, view, &off, hikey, hlen);
+	}
+	for (int i = fp->start[from]; i < fp->start[to]; i++)
+		if (!FtFrameIsDead(frame, i))
+			view_add(tree, blkno, view, &off, entry_ptr[i], entry_len[i]);
+}
+
+/*
  * Decode parts [from, to) of a frame of layout FT_FRAME_LAYOUT_PARTS (see
  * ft_page.h) into view, whose header and special space are set: the high
  * key under the special space, the parts' entries below it where the
@@ -818,6 +901,11 @@ decode_parts(FtTree *tree, BlockNumber blkno, Page page, char *view,
 	Size		hlen = 0;
 	char	   *hikey = NULL;
 
+	if (FtPageGetOpaque(page)->ft_frame_layout == FT_FRAME_LAYOUT_ROW_PARTS)
+	{
+		decode_row_parts(tree, blkno, page, view, frame, fp, from, to);
+		return;
+	}
 	if (!FtPageIsRightmost(FtPageGetOpaque(page)))
 		hikey = ft_page_item(page, FT_HIKEY, &hlen);
 	if (!view_layout_fits(fp->start[to] - fp->start[from], itemsbytes,
@@ -853,10 +941,10 @@ decode_parts(FtTree *tree, BlockNumber blkno, Page page, char *view,
 			memcpy(&len, raw + i * sizeof(uint16), sizeof(uint16));
 			if (len == 0 || MAXALIGN(len) > fp->rawlen[p] - lensbytes - pos)
 				corrupt(tree, blkno, "A decompressed entry has an invalid length.");
-			/* what lookups pick the part by is its first entry */
+			/* what lookups pick the part by is its first entry's key */
 			if (i == 0 && p > 0 &&
-				(fp->firstlen[p] != len ||
-				 memcmp(fp->first[p], view + at, len) != 0))
+				(fp->firstlen[p] != ft_key_len(tree, len) ||
+				 memcmp(fp->first[p], view + at, fp->firstlen[p]) != 0))
 				corrupt(tree, blkno, "A part of the frame does not start with the entry its directory names.");
 			if (!FtFrameIsDead(frame, fp->start[p] + i))
 			{
@@ -897,7 +985,6 @@ decode_leaf(FtTree *tree, BlockNumber blkno, Page page, char *view)
 	const char *frame = frame_of(tree, blkno, page, &hdr);
 	const char *data = FtFrameData((const FtFrameHeader *) frame);
 	char	   *raw;
-	PageHeader	vh = (PageHeader) view;
 	Size		pos = 0;
 	OffsetNumber off = FirstOffsetNumber;
 
@@ -908,10 +995,11 @@ decode_leaf(FtTree *tree, BlockNumber blkno, Page page, char *view)
 	/* the page header and special space, then the items */
 	view_init(view, page);
 
-	if (opaque->ft_frame_layout == FT_FRAME_LAYOUT_PARTS)
+	if (FtFrameLayoutHasParts(opaque->ft_frame_layout))
 	{
 		FrameParts *fp = parse_parts(tree, blkno,
-									 (const FtFrameHeader *) frame, &hdr);
+									 (const FtFrameHeader *) frame, &hdr,
+									 opaque->ft_frame_layout);
 
 		decode_parts(tree, blkno, page, view, (const FtFrameHeader *) frame,
 					 fp, 0, fp->nparts);
@@ -923,27 +1011,13 @@ decode_leaf(FtTree *tree, BlockNumber blkno, Page page, char *view)
 							 raw, hdr.rawlen))
 		corrupt(tree, blkno, "The compressed bytes do not decompress.");
 
-#define VIEW_ADD(ptr, len) \
-	do { \
-		ItemId		vid; \
-		if (vh->pd_upper < MAXALIGN(len) || \
-			vh->pd_upper - MAXALIGN(len) < vh->pd_lower + sizeof(ItemIdData)) \
-			corrupt(tree, blkno, "The entries do not fit a decoded page."); \
-		vh->pd_upper -= MAXALIGN(len); \
-		vid = PageGetItemId(view, off); \
-		ItemIdSetNormal(vid, vh->pd_upper, (len)); \
-		memcpy(view + vh->pd_upper, (ptr), (len)); \
-		memset(view + vh->pd_upper + (len), 0, MAXALIGN(len) - (len)); \
-		vh->pd_lower += sizeof(ItemIdData); \
-		off++; \
-	} while (0)
 
 	if (!FtPageIsRightmost(opaque))
 	{
 		Size		hlen;
 		char	   *hikey = ft_page_item(page, FT_HIKEY, &hlen);
 
-		VIEW_ADD(hikey, hlen);
+		view_add(tree, blkno, view, &off, hikey, hlen);
 	}
 	for (int i = 0; i < hdr.nitems; i++)
 	{
@@ -962,11 +1036,10 @@ decode_leaf(FtTree *tree, BlockNumber blkno, Page page, char *view)
 	if (pos != hdr.rawlen)
 		corrupt(tree, blkno, "The decompressed entries do not fill the frame.");
 	if (hdr.chglen > 0)
-		apply_changes(tree, blkno, (const FtFrameHeader *) frame);
+		apply_changes(tree, blkno, (const FtFrameHeader *) frame, 0, hdr.nitems);
 	for (int i = 0; i < hdr.nitems; i++)
 		if (!FtFrameIsDead((const FtFrameHeader *) frame, i))
-			VIEW_ADD(entry_ptr[i], entry_len[i]);
-#undef VIEW_ADD
+			view_add(tree, blkno, view, &off, entry_ptr[i], entry_len[i]);
 }
 
 /*
@@ -1182,7 +1255,7 @@ ft_leaf_view_part(FtTree *tree, Buffer buf, const char *key, Size keylen,
 	*low = *high = NULL;
 	*lowlen = *highlen = 0;
 	if (!FtPageIsCompressed(opaque) ||
-		opaque->ft_frame_layout != FT_FRAME_LAYOUT_PARTS)
+		!FtFrameLayoutHasParts(opaque->ft_frame_layout))
 		return ft_leaf_view(tree, buf);
 	(void) frame_locate(tree, blkno, page, &hdr);
 	if (hdr.nitems <= 1)
@@ -1203,7 +1276,8 @@ ft_leaf_view_part(FtTree *tree, Buffer buf, const char *key, Size keylen,
 
 	/* a frame of one part decodes whole (its checksum checked there) */
 	frame = frame_of(tree, blkno, page, &hdr);
-	fp = parse_parts(tree, blkno, (const FtFrameHeader *) frame, &hdr);
+	fp = parse_parts(tree, blkno, (const FtFrameHeader *) frame, &hdr,
+					 opaque->ft_frame_layout);
 	if (fp->nparts == 1)
 		return ft_leaf_view(tree, buf);
 	if (frame_crc((FtCodecId) opaque->ft_codec, opaque->ft_frame_layout,

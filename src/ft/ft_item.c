@@ -201,6 +201,28 @@ pin_hinted(FtTree *tree, BlockNumber blkno, Buffer recent)
 }
 
 /*
+ * The leaf in buf (locked with access) as a page to look key up in: a
+ * compressed leaf decoded, and for a reader only the part of it that would
+ * hold key (ft_leaf_view_part), so that a point read decodes a part, not
+ * the whole leaf.  A writer gets the whole leaf: it changes entries by
+ * their place in it.
+ */
+static Page
+lookup_view(FtTree *tree, Buffer buf, const char *key, Size keylen,
+			int access)
+{
+	const char *low;
+	const char *high;
+	Size		lowlen;
+	Size		highlen;
+
+	if (access != BUFFER_LOCK_SHARE)
+		return ft_leaf_view(tree, buf);
+	return ft_leaf_view_part(tree, buf, key, keylen, true, &low, &lowlen,
+							 &high, &highlen);
+}
+
+/*
  * Pin and lock leaf blkno (recent: the buffer it was last seen in, or
  * InvalidBuffer; kept: a buffer the caller's hint holds pinned, or
  * InvalidBuffer) if it is a usable leaf that decides where key is; else
@@ -208,12 +230,13 @@ pin_hinted(FtTree *tree, BlockNumber blkno, Buffer recent)
  * the previous lookup's (prev, InvalidOffsetNumber if none) is tried
  * before a binary search.  *right is set to the leaf's right sibling when
  * the key lies beyond its range, else to InvalidBlockNumber.  A buffer
- * returned is pinned anew unless it is kept.
+ * returned is pinned anew unless it is kept; *view is the page *off
+ * points into (lookup_view).
  */
 static Buffer
 try_leaf(FtTree *tree, BlockNumber blkno, Buffer recent, Buffer kept,
 		 OffsetNumber prev, const char *key, Size keylen, int access,
-		 OffsetNumber *off, bool *found, BlockNumber *right)
+		 OffsetNumber *off, bool *found, BlockNumber *right, Page *view)
 {
 	Buffer		buf;
 	Page		page;
@@ -228,8 +251,9 @@ try_leaf(FtTree *tree, BlockNumber blkno, Buffer recent, Buffer kept,
 	LockBuffer(buf, access);
 	if (usable_leaf(page))
 	{
-		/* a compressed leaf is searched in its decoded page */
-		page = ft_leaf_view(tree, buf);
+		/* a compressed leaf is searched in its decoded page (or part) */
+		page = lookup_view(tree, buf, key, keylen, access);
+		*view = page;
 		/* a run of ascending keys: the next entry, or the same one again */
 		if (prev != InvalidOffsetNumber)
 		{
@@ -409,19 +433,21 @@ ft_item_find_near(FtTree *tree, const char *key, Size keylen, int access,
 
 restart:
 	buf = InvalidBuffer;
+	page = NULL;
 	descended = false;
 	if (hint->blkno != InvalidBlockNumber)
 	{
 		BlockNumber right;
 
 		buf = try_leaf(tree, hint->blkno, hint->recent, hint->kept,
-					   hint->off, key, keylen, access, &off, &found, &right);
+					   hint->off, key, keylen, access, &off, &found, &right,
+					   &page);
 		/* one step right costs less than a descent */
 		if (!BufferIsValid(buf) && right != InvalidBlockNumber)
 		{
 			buf = try_leaf(tree, right, InvalidBuffer, hint->kept,
 						   InvalidOffsetNumber, key, keylen, access, &off,
-						   &found, &right);
+						   &found, &right, &page);
 			if (BufferIsValid(buf))
 				hint->blkno = BufferGetBlockNumber(buf);
 		}
@@ -431,8 +457,8 @@ restart:
 		buf = descend_to_leaf(tree, key, keylen, access);
 		descended = true;
 		hint->blkno = BufferGetBlockNumber(buf);
-		off = ft_leaf_lower_bound(tree, ft_leaf_view(tree, buf), key, keylen,
-								  &found);
+		page = lookup_view(tree, buf, key, keylen, access);
+		off = ft_leaf_lower_bound(tree, page, key, keylen, &found);
 	}
 
 	/*
@@ -468,7 +494,7 @@ restart:
 		goto restart;
 	}
 
-	page = ft_leaf_view(tree, buf);
+	Assert(page != NULL);
 	hint->recent = buf;
 	hint->off = found ? off : InvalidOffsetNumber;
 	/* the hint keeps the leaf's pin: drop the one it kept before */

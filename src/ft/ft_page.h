@@ -106,7 +106,13 @@ typedef enum FtCodecId
 /* 1: one build's layout (10c0773), never released: refused as unknown */
 #define FT_FRAME_LAYOUT_PARTS		2	/* entries as in the decoded page, in
 										 * parts compressed one by one */
-#define FT_FRAME_LAYOUT_MAX			FT_FRAME_LAYOUT_PARTS
+#define FT_FRAME_LAYOUT_ROW_PARTS	3	/* each entry after its length, in
+										 * parts compressed one by one */
+#define FT_FRAME_LAYOUT_MAX			FT_FRAME_LAYOUT_ROW_PARTS
+
+/* a layout of parts (FtFrameParts): a lookup may decode one */
+#define FtFrameLayoutHasParts(layout) \
+	((layout) == FT_FRAME_LAYOUT_PARTS || (layout) == FT_FRAME_LAYOUT_ROW_PARTS)
 
 
 typedef FtPageOpaqueData *FtPageOpaque;
@@ -123,7 +129,7 @@ ft_page_format_known(FtPageOpaque opaque)
 		 (opaque->ft_flags & (FT_PAGE_LEAF | FT_PAGE_DELETED)) == FT_PAGE_LEAF) &&
 		opaque->ft_item_format <= FT_ITEM_FORMAT_MAX && opaque->ft_dict == 0 &&
 		(opaque->ft_frame_layout == FT_FRAME_LAYOUT_PREFIXED ||
-		 (opaque->ft_frame_layout == FT_FRAME_LAYOUT_PARTS &&
+		 (FtFrameLayoutHasParts(opaque->ft_frame_layout) &&
 		  opaque->ft_codec != FT_CODEC_NONE)) &&
 		opaque->ft_reserved2 == 0;
 }
@@ -160,7 +166,7 @@ ft_page_format_known(FtPageOpaque opaque)
  *
  *	FT_FRAME_LAYOUT_PREFIXED: every entry, in key order, as a uint16
  *	length and its bytes (the only layout of builds before it had a name;
- *	table leaves still use it).
+ *	table leaves used it until FT_FRAME_LAYOUT_ROW_PARTS).
  *
  *	FT_FRAME_LAYOUT_PARTS (index leaves): the entries in parts of at most
  *	FT_FRAME_PART_BYTES decoded, each compressed on its own, so that a
@@ -174,6 +180,15 @@ ft_page_format_known(FtPageOpaque opaque)
  *	decoding copies them into place at once and writes only line pointers
  *	(building the decoded page entry by entry cost as much as decompressing
  *	it: bench/RESULTS.md, session 25).  rawlen is the parts' sum.
+ *
+ *	FT_FRAME_LAYOUT_ROW_PARTS (table leaves): parts and a directory as
+ *	FT_FRAME_LAYOUT_PARTS, of at most FT_TABLE_FRAME_PART_BYTES decoded,
+ *	but each part holds its entries as FT_FRAME_LAYOUT_PREFIXED does (a
+ *	uint16 length, then the bytes, unpadded), and the directory names each
+ *	part's first entry by its key alone (the row id).  A table's decoded
+ *	entries are laid out one by one anyway, for the changes of its change
+ *	area may make them longer, and the padding of FT_FRAME_LAYOUT_PARTS
+ *	cost lz4 a tenth of its rows per page.
  *
  * The compressed bytes never change: the frame is built only when the
  * whole leaf is rewritten (flush, build, VACUUM) and logged as a new image,
@@ -208,9 +223,11 @@ typedef struct FtFrameHeader
 	((FtFrameDeadBits(hdr)[(i) / 8] & (1 << ((i) % 8))) != 0)
 #define FtFrameChanges(hdr)	(FtFrameData(hdr) + (hdr)->complen)
 
-/* FT_FRAME_LAYOUT_PARTS: see above */
+/* FT_FRAME_LAYOUT_PARTS and FT_FRAME_LAYOUT_ROW_PARTS: see above */
 #define FT_FRAME_PART_BYTES		8192	/* decoded entries a part holds,
 										 * at most (one entry may be more) */
+#define FT_TABLE_FRAME_PART_BYTES	12288	/* ... in a table's frame (see
+											 * encode_parts) */
 #define FT_FRAME_MAX_PARTS		8
 
 typedef struct FtFrameParts
