@@ -1257,7 +1257,7 @@ ft_leaf_view_part(FtTree *tree, Buffer buf, const char *key, Size keylen,
 	if (!FtPageIsCompressed(opaque) ||
 		!FtFrameLayoutHasParts(opaque->ft_frame_layout))
 		return ft_leaf_view(tree, buf);
-	(void) frame_locate(tree, blkno, page, &hdr);
+	frame = frame_locate(tree, blkno, page, &hdr);
 	if (hdr.nitems <= 1)
 		return ft_leaf_view(tree, buf);
 
@@ -1274,15 +1274,18 @@ ft_leaf_view_part(FtTree *tree, Buffer buf, const char *key, Size keylen,
 				return (Page) set[w].view;
 	}
 
-	/* a frame of one part decodes whole (its checksum checked there) */
-	frame = frame_of(tree, blkno, page, &hdr);
+	/*
+	 * A frame of one part decodes whole (its checksum checked there).  The
+	 * directory picks the part before the checksums are checked: a part
+	 * found in the cache was decoded from this frame (same stamp and
+	 * checksums in its header), checked then, as a whole leaf found there
+	 * is (ft_leaf_view); a table's index fetches come back to the same
+	 * part for row after row.
+	 */
 	fp = parse_parts(tree, blkno, (const FtFrameHeader *) frame, &hdr,
 					 opaque->ft_frame_layout);
 	if (fp->nparts == 1)
 		return ft_leaf_view(tree, buf);
-	if (frame_crc((FtCodecId) opaque->ft_codec, opaque->ft_frame_layout,
-				  &hdr, FtFrameData((const FtFrameHeader *) frame)) != hdr.crc)
-		corrupt(tree, blkno, "The compressed bytes fail their checksum.");
 
 	/* the last part whose first entry is <= key (forward) or < key */
 	part = 0;
@@ -1319,6 +1322,12 @@ ft_leaf_view_part(FtTree *tree, Buffer buf, const char *key, Size keylen,
 				victim = s;
 		}
 	}
+
+	/* decoding: every check first */
+	(void) frame_of(tree, blkno, page, &hdr);
+	if (frame_crc((FtCodecId) opaque->ft_codec, opaque->ft_frame_layout,
+				  &hdr, FtFrameData((const FtFrameHeader *) frame)) != hdr.crc)
+		corrupt(tree, blkno, "The compressed bytes fail their checksum.");
 	if (victim == NULL)
 		view = spare_view();
 	else
