@@ -311,7 +311,7 @@ leaf_insert(FtTree *tree, Buffer lbuf, const char *item, Size len,
 	START_CRIT_SECTION();
 	ft_page_add_item(page, item, len, off);
 	MarkBufferDirty(lbuf);
-	ftxlog_insert(tree->rel, lbuf, off, item, len, false, 0);
+	ftxlog_insert(tree->rel, lbuf, off, item, len, false);
 	END_CRIT_SECTION();
 	return LEAF_INSERTED;
 }
@@ -436,7 +436,7 @@ try_fastpath(FtTree *tree, const char *item, Size len, FtCompareFn keycmp)
 		START_CRIT_SECTION();
 		ft_page_add_item(page, item, len, off);
 		MarkBufferDirty(buf);
-		ftxlog_insert(tree->rel, buf, off, item, len, false, 0);
+		ftxlog_insert(tree->rel, buf, off, item, len, false);
 		END_CRIT_SECTION();
 	}
 	UnlockReleaseBuffer(buf);
@@ -504,7 +504,7 @@ buffer_insert(FtTree *tree, Buffer bbuf, const char *item, Size len,
 	ft_page_add_item(page, msgbuf.data, msglen, off);
 	opaque->ft_msn = msn;
 	MarkBufferDirty(bbuf);
-	ftxlog_insert(tree->rel, bbuf, off, msgbuf.data, msglen, true, msn);
+	ftxlog_insert(tree->rel, bbuf, off, msgbuf.data, msglen, true);
 	END_CRIT_SECTION();
 
 	/*

@@ -7,6 +7,7 @@
  */
 #include "postgres.h"
 
+#include "ft/ft_page.h"
 #include "wal/ft_xlog.h"
 
 void
@@ -33,12 +34,27 @@ ft_desc(StringInfo buf, XLogReaderState *record)
 
 				memcpy(&off, rec, sizeof(OffsetNumber));
 				appendStringInfo(buf, "off %u", off);
-				if (info == XLOG_FT_INSERT_MSG)
+				if (info == XLOG_FT_INSERT_MSG &&
+					XLogRecGetDataLen(record) == SizeOfFtInsertMsgOld)
 				{
 					uint64		msn;
 
 					memcpy(&msn, rec + SizeOfFtInsert, sizeof(msn));
 					appendStringInfo(buf, ", msn " UINT64_FORMAT, msn);
+				}
+				else if (info == XLOG_FT_INSERT_MSG &&
+						 XLogRecHasBlockRef(record, 0))
+				{
+					Size		len = 0;
+					char	   *item = XLogRecGetBlockData(record, 0, &len);
+					FtMsgHeader hdr;
+
+					if (item != NULL && len >= sizeof(hdr))
+					{
+						memcpy(&hdr, item, sizeof(hdr));
+						appendStringInfo(buf, ", msn " UINT64_FORMAT,
+										 (uint64) FtMsgMsn(&hdr));
+					}
 				}
 				break;
 			}

@@ -42,11 +42,12 @@ ft_redo_insert(XLogReaderState *record)
 {
 	XLogRecPtr	lsn = record->EndRecPtr;
 	char	   *rec = XLogRecGetData(record);
-	bool		setmsn = (XLogRecGetInfo(record) & ~XLR_INFO_MASK) == XLOG_FT_INSERT_MSG;
+	bool		msg = (XLogRecGetInfo(record) & ~XLR_INFO_MASK) == XLOG_FT_INSERT_MSG;
+	Size		datalen = XLogRecGetDataLen(record);
 	OffsetNumber offnum;
 	Buffer		buf;
 
-	if (XLogRecGetDataLen(record) != (setmsn ? SizeOfFtInsertMsg : SizeOfFtInsert))
+	if (datalen != SizeOfFtInsert && !(msg && datalen == SizeOfFtInsertMsgOld))
 		wal_format_mismatch("INSERT");
 	memcpy(&offnum, rec, sizeof(OffsetNumber));
 	if (XLogReadBufferForRedo(record, 0, &buf) == BLK_NEEDS_REDO)
@@ -56,9 +57,19 @@ ft_redo_insert(XLogReaderState *record)
 		char	   *item = XLogRecGetBlockData(record, 0, &len);
 
 		ft_page_add_item(page, item, len, offnum);
-		if (setmsn)
-			memcpy(&FtPageGetOpaque(page)->ft_msn, rec + SizeOfFtInsert,
-				   sizeof(uint64));
+		if (msg)
+		{
+			FtMsgHeader hdr;
+
+			if (len < sizeof(FtMsgHeader))
+				wal_format_mismatch("INSERT_MSG");
+			memcpy(&hdr, item, sizeof(hdr));
+			FtPageGetOpaque(page)->ft_msn = FtMsgMsn(&hdr);
+			/* an older build's record names the same MSN */
+			Assert(datalen == SizeOfFtInsert ||
+				   memcmp(rec + SizeOfFtInsert, &FtPageGetOpaque(page)->ft_msn,
+						  sizeof(uint64)) == 0);
+		}
 		PageSetLSN(page, lsn);
 		MarkBufferDirty(buf);
 	}

@@ -27,9 +27,13 @@ ftxlog_reserve(Relation rel, int nblocks)
 		XLogEnsureRecordSpace(nblocks - 1, nblocks + XLR_NORMAL_RDATAS);
 }
 
+/*
+ * item was added at off of buf: a leaf's entry, or (msg) a buffer node's
+ * message, whose MSN became the node's (redo takes it from the message).
+ */
 void
 ftxlog_insert(Relation rel, Buffer buf, OffsetNumber off,
-			  const char *item, Size len, bool setmsn, uint64 msn)
+			  const char *item, Size len, bool msg)
 {
 	XLogRecPtr	recptr;
 
@@ -38,12 +42,10 @@ ftxlog_insert(Relation rel, Buffer buf, OffsetNumber off,
 
 	XLogBeginInsert();
 	XLogRegisterData((char *) &off, sizeof(OffsetNumber));
-	if (setmsn)
-		XLogRegisterData((char *) &msn, sizeof(msn));
 	XLogRegisterBuffer(0, buf, REGBUF_STANDARD);
 	XLogRegisterBufData(0, (char *) item, len);
 	recptr = XLogInsert(RM_FRACTAM_ID,
-						setmsn ? XLOG_FT_INSERT_MSG : XLOG_FT_INSERT);
+						msg ? XLOG_FT_INSERT_MSG : XLOG_FT_INSERT);
 	PageSetLSN(BufferGetPage(buf), recptr);
 }
 

@@ -51,12 +51,13 @@
 /*
  * XLOG_FT_INSERT: block 0 = page, block data = the item, main data = its
  * offset (an OffsetNumber).  XLOG_FT_INSERT_MSG: the same for a buffer-node
- * message, and after the offset the node's new MSN (a uint64, unaligned).
- * Leaf inserts are most records, as many as index entries: 2 bytes of main
- * data, as nbtree's.
+ * message, whose MSN (in its FtMsgHeader) becomes the node's; builds before
+ * session 27 also wrote that MSN after the offset (a uint64, unaligned:
+ * SizeOfFtInsertMsgOld), which redo still reads.  Leaf inserts are most
+ * records, as many as index entries: 2 bytes of main data, as nbtree's.
  */
 #define SizeOfFtInsert		sizeof(OffsetNumber)
-#define SizeOfFtInsertMsg	(sizeof(OffsetNumber) + sizeof(uint64))
+#define SizeOfFtInsertMsgOld	(sizeof(OffsetNumber) + sizeof(uint64))
 
 /*
  * XLOG_FT_FLUSH: block 0 = buffer node, whose messages at offsets
@@ -287,7 +288,7 @@ typedef struct xl_ft_logical
 extern void ftxlog_append(Relation rel, Buffer buf, OffsetNumber first,
 						  int n, const char *data, Size datalen);
 extern void ftxlog_insert(Relation rel, Buffer buf, OffsetNumber off,
-						  const char *item, Size len, bool setmsn, uint64 msn);
+						  const char *item, Size len, bool msg);
 extern void ftxlog_flush(Relation rel, Buffer bbuf, OffsetNumber slice_first,
 						 uint16 nslice, OffsetNumber pivot_off,
 						 char **pivots, Size *pivotlens, int npivots,
