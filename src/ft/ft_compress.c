@@ -832,7 +832,15 @@ decode_row_parts(FtTree *tree, BlockNumber blkno, Page page, char *view,
 	char	   *raw = scratch(&raw_buf, FT_VIEW_SIZE);
 	Size		rawpos = 0;
 	OffsetNumber off = FirstOffsetNumber;
+	bool		changes = (frame->chglen > 0);
+	char	   *hikey = NULL;
+	Size		hlen = 0;
 
+	if (!FtPageIsRightmost(FtPageGetOpaque(page)))
+		hikey = ft_page_item(page, FT_HIKEY, &hlen);
+	/* without changes, each entry goes into view as it is met */
+	if (hikey && !changes)
+		view_add(tree, blkno, view, &off, hikey, hlen);
 	for (int p = from; p < to; p++)
 	{
 		int			n = fp->start[p + 1] - fp->start[p];
@@ -858,23 +866,25 @@ decode_row_parts(FtTree *tree, BlockNumber blkno, Page page, char *view,
 				(fp->firstlen[p] != ft_key_len(tree, len) ||
 				 memcmp(fp->first[p], praw + pos, fp->firstlen[p]) != 0))
 				corrupt(tree, blkno, "A part of the frame does not start with the entry its directory names.");
-			entry_ptr[fp->start[p] + i] = praw + pos;
-			entry_len[fp->start[p] + i] = len;
+			if (changes)
+			{
+				entry_ptr[fp->start[p] + i] = praw + pos;
+				entry_len[fp->start[p] + i] = len;
+			}
+			else if (!FtFrameIsDead(frame, fp->start[p] + i))
+				view_add(tree, blkno, view, &off, praw + pos, len);
 			pos += len;
 		}
 		if (pos != fp->rawlen[p])
 			corrupt(tree, blkno, "The decompressed entries do not fill the frame.");
 		rawpos += fp->rawlen[p];
 	}
+	if (!changes)
+		return;
+
 	apply_changes(tree, blkno, frame, fp->start[from], fp->start[to]);
-
-	if (!FtPageIsRightmost(FtPageGetOpaque(page)))
-	{
-		Size		hlen;
-		char	   *hikey = ft_page_item(page, FT_HIKEY, &hlen);
-
+	if (hikey)
 		view_add(tree, blkno, view, &off, hikey, hlen);
-	}
 	for (int i = fp->start[from]; i < fp->start[to]; i++)
 		if (!FtFrameIsDead(frame, i))
 			view_add(tree, blkno, view, &off, entry_ptr[i], entry_len[i]);
