@@ -12,9 +12,9 @@ SELECT relname, reloptions FROM pg_class
 WHERE relname IN ('o_small', 'o_wide', 'o_default') ORDER BY relname;
 
 -- the tree uses it: a narrow fanout takes more internal pages
-INSERT INTO o_small SELECT generate_series(1, 300000);
-INSERT INTO o_wide SELECT generate_series(1, 300000);
-INSERT INTO o_default SELECT generate_series(1, 300000);
+INSERT INTO o_small SELECT generate_series(1, 100000);
+INSERT INTO o_wide SELECT generate_series(1, 100000);
+INSERT INTO o_default SELECT generate_series(1, 100000);
 SELECT s.buffer_pages + s.routing_pages > d.buffer_pages + d.routing_pages AS small_has_more_internal,
        w.buffer_pages + w.routing_pages < d.buffer_pages + d.routing_pages AS wide_has_fewer_internal,
        s.height >= d.height AS small_not_lower
@@ -51,7 +51,7 @@ ALTER TABLE o_small SET (fanout = 12);
 ALTER TABLE o_small SET (fillfactor = 5);
 SELECT reloptions FROM pg_class WHERE relname = 'o_small';
 -- the new fanout applies to what the table grows into
-INSERT INTO o_small SELECT generate_series(300001, 400000);
+INSERT INTO o_small SELECT generate_series(100001, 140000);
 SELECT fractam_verify('o_small');
 SELECT count(*), sum(a) FROM o_small;
 
@@ -111,8 +111,8 @@ DROP SCHEMA o_app;
 
 -- CREATE TABLE AS loads with the new table's fanout
 CREATE TABLE o_ctas4 USING fractam WITH (fanout = 4) AS
-  SELECT generate_series(1, 300000) AS a;
-CREATE TABLE o_ctas16 USING fractam AS SELECT generate_series(1, 300000) AS a;
+  SELECT generate_series(1, 100000) AS a;
+CREATE TABLE o_ctas16 USING fractam AS SELECT generate_series(1, 100000) AS a;
 SELECT s.buffer_pages + s.routing_pages > d.buffer_pages + d.routing_pages
   AS narrow_fanout_used
 FROM fractam_stats('o_ctas4') s, fractam_stats('o_ctas16') d;
@@ -174,11 +174,11 @@ CREATE FUNCTION o_on_rw() RETURNS event_trigger LANGUAGE plpgsql AS
 $$ BEGIN CREATE TABLE IF NOT EXISTS o_rw_log USING fractam AS SELECT 1 AS n; END $$;
 CREATE EVENT TRIGGER o_on_rw ON table_rewrite EXECUTE FUNCTION o_on_rw();
 CREATE TABLE o_ev (a int) USING fractam WITH (fanout = 4);
-INSERT INTO o_ev SELECT generate_series(1, 300000);
+INSERT INTO o_ev SELECT generate_series(1, 100000);
 ALTER TABLE o_ev SET (autovacuum_enabled = off), ALTER a TYPE bigint;
 DROP EVENT TRIGGER o_ddl_start;
 DROP EVENT TRIGGER o_on_rw;
-CREATE TABLE o_ev16 USING fractam AS SELECT generate_series(1, 300000)::bigint AS a;
+CREATE TABLE o_ev16 USING fractam AS SELECT generate_series(1, 100000)::bigint AS a;
 SELECT relname, reloptions FROM pg_class
 WHERE relname IN ('o_ev', 'o_ddl_log', 'o_rw_log') ORDER BY 1;
 SELECT s.buffer_pages + s.routing_pages > d.buffer_pages + d.routing_pages
