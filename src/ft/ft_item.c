@@ -175,6 +175,14 @@ leaf_decides(FtTree *tree, Page page, const char *key, Size keylen,
 	*off = ft_leaf_lower_bound(tree, page, key, keylen, found);
 	if (*found)
 		return true;
+
+	/*
+	 * A part of a compressed leaf (lookup_view) whose entries are all dead
+	 * holds none, and tells nothing of where the leaf's range starts: the
+	 * caller descends.  (A whole leaf here always holds an entry.)
+	 */
+	if (PageGetMaxOffsetNumber(page) < first)
+		return false;
 	item = ft_page_item(page, first, &len);
 	if (ft_cmp(tree, item, len, key, keylen) > 0)
 		return false;			/* may belong to the left neighbour */
