@@ -740,9 +740,11 @@ typedef struct FrameParts
 static FrameParts frame_parts;
 
 /*
- * Read the directory of frame (header hdr, checked by frame_of and against
- * its checksum; layout FT_FRAME_LAYOUT_PARTS or FT_FRAME_LAYOUT_ROW_PARTS)
- * into frame_parts.
+ * Read the directory of frame (header hdr, checked at least by
+ * frame_locate; layout FT_FRAME_LAYOUT_PARTS or FT_FRAME_LAYOUT_ROW_PARTS)
+ * into frame_parts.  It reads only within the frame's compressed bytes,
+ * so a part can be picked before the checksums are checked
+ * (ft_leaf_view_part); decoding checks them first.
  */
 static FrameParts *
 parse_parts(FtTree *tree, BlockNumber blkno, const FtFrameHeader *frame,
@@ -755,7 +757,6 @@ parse_parts(FtTree *tree, BlockNumber blkno, const FtFrameHeader *frame,
 	FtFrameParts dir;
 	FtFramePart part;
 	Size		raw = 0;
-
 	bool		rows = (layout == FT_FRAME_LAYOUT_ROW_PARTS);
 
 	/* only a table's entries change in place */
