@@ -219,16 +219,86 @@ setup_comp_buf(void)
 	}
 }
 
+/*
+ * Parts compressed lately, with their raw bytes.
+ *
+ * Fill to fit (cut_compressed_pass) finds how many entries a compressed
+ * leaf takes by encoding candidate frames, a few per page, and then writes
+ * the page with one of them.  The candidates of a page start at the same
+ * entry, and a frame's parts are cut by decoded bytes from its first
+ * entry, so they share every part but the last: compressing each part
+ * once, instead of each candidate whole, takes most of the codec's work
+ * out of a flush into compressed leaves (bench/RESULTS.md, session 28).
+ * A part is reused only if its raw bytes, codec and level are equal (the
+ * lengths at the start of an index part's raw bytes tell most others
+ * apart at once), so the result never depends on what was encoded
+ * before: the frame's bytes are what compressing would have given.
+ */
+#define PART_MEMO_SLOTS 12
+#define PART_MEMO_RAW_MAX 16384	/* a part's raw bytes: entries of at most
+								 * FT_TABLE_FRAME_PART_BYTES, a last one
+								 * that crosses it, and their lengths */
+
+typedef struct PartMemo
+{
+	uint64		used;			/* tick of the last use; 0: empty */
+	uint16		rawlen;
+	uint16		complen;
+	FtCodecId	codec;
+	int			level;
+	char	   *raw;			/* PART_MEMO_RAW_MAX bytes */
+	char	   *comp;			/* the codecs' bound for as many */
+} PartMemo;
+
+static PartMemo part_memo[PART_MEMO_SLOTS];
+static uint64 part_memo_tick = 0;
+
 /* compress len bytes of src to dst (cap bytes), for encode_frame */
 static Size
 compress_or_fail(FtTree *tree, const char *src, Size len, char *dst, Size cap)
 {
-	Size		n = ft_codec_compress(tree->codec, tree->codec_level, src, len,
-									  dst, cap);
+	Size		n;
+	PartMemo   *victim = NULL;
 
+	if (len <= PART_MEMO_RAW_MAX)
+	{
+		victim = &part_memo[0];
+		for (int i = 0; i < PART_MEMO_SLOTS; i++)
+		{
+			PartMemo   *m = &part_memo[i];
+
+			if (m->used != 0 && m->rawlen == len &&
+				m->codec == tree->codec && m->level == tree->codec_level &&
+				m->complen <= cap && memcmp(m->raw, src, len) == 0)
+			{
+				memcpy(dst, m->comp, m->complen);
+				m->used = ++part_memo_tick;
+				return m->complen;
+			}
+			if (m->used < victim->used)
+				victim = m;
+		}
+	}
+	n = ft_codec_compress(tree->codec, tree->codec_level, src, len, dst, cap);
 	if (n == 0)
 		elog(ERROR, "fractam: %s failed to compress %zu bytes",
 			 ft_codec_name(tree->codec), len);
+	if (victim != NULL && n <= PG_UINT16_MAX)
+	{
+		Size		bound = Max(ft_codec_bound(FT_CODEC_LZ4, PART_MEMO_RAW_MAX),
+								ft_codec_bound(FT_CODEC_ZSTD, PART_MEMO_RAW_MAX));
+
+		Assert(n <= bound);
+		scratch(&victim->raw, PART_MEMO_RAW_MAX);
+		scratch(&victim->comp, bound);
+		memcpy(victim->raw, src, len);
+		memcpy(victim->comp, dst, n);
+		victim->rawlen = (uint16) len;
+		victim->complen = (uint16) n;
+		victim->codec = tree->codec;
+		victim->level = tree->codec_level;
+		victim->used = ++part_memo_tick;
+	}
 	return n;
 }
 
