@@ -165,6 +165,19 @@ END $$;
 SELECT same_as_heap('tz'), same_as_heap('tl');
 SELECT fractam_verify('tz'), fractam_verify('tl');
 
+-- a sequential scan of a table with more pages than the decoded-leaf cache
+-- has room for leaves decodes each compressed leaf straight into its copy,
+-- past the cache (those the cache holds are copied from it): the same rows
+-- with the cache off, and with room for 8 leaves, after index fetches put
+-- parts of leaves into it
+SELECT pg_relation_size('tz') > 8 * 8192 AS tz_larger_than_8_leaves;
+SET fractam.decoded_leaf_cache = 0;
+SELECT same_as_heap('tz') AS tz_uncached, same_as_heap('tl') AS tl_uncached;
+SET fractam.decoded_leaf_cache = '256kB';
+SELECT rows_by_id_differ('tz') AS tz_differ_small_cache;
+SELECT same_as_heap('tz') AS tz_small_cache, same_as_heap('tl') AS tl_small_cache;
+RESET fractam.decoded_leaf_cache;
+
 -- VACUUM after all that (dead sets and freezing in compressed leaves: new
 -- frames), then everything is compressed again
 DELETE FROM tz WHERE id % 4 = 0;

@@ -488,6 +488,8 @@ typedef struct FtScanData *FtScan;
 extern FtScan ft_scan_begin(FtTree *tree);
 extern void ft_scan_set_keep_pins(FtScan scan, bool keep);
 extern void ft_scan_set_parts(FtScan scan, bool parts);
+extern void ft_scan_set_bulk(FtScan scan, bool bulk);
+extern int	ft_leaf_cache_leaves(void);
 /* a leaf was copied: its first and last item (both NULL if it has none) */
 typedef void (*FtLeafCopiedFn) (void *arg, const char *first, Size firstlen,
 								const char *last, Size lastlen);

@@ -1172,6 +1172,13 @@ cache_setup(void)
 	nsets = want;
 }
 
+/* How many decoded leaves the cache holds at most (fractam.decoded_leaf_cache) */
+int
+ft_leaf_cache_leaves(void)
+{
+	return (int) ((decoded_leaf_cache_kb * 1024L) / FT_VIEW_SIZE);
+}
+
 /*
  * Does cache slot s hold the leaf page (block blkno of node, its frame's
  * header hdr) decoded, whole or in part?  If so, it is now the most
@@ -1202,6 +1209,41 @@ slot_holds(ViewSlot *s, RelFileNode node, BlockNumber blkno, Page page,
 }
 
 /*
+ * The way of the decoded-leaf cache that holds compressed leaf page (block
+ * blkno) whole, or NULL; then *victim is the way to decode it into (NULL
+ * if the cache is off or every way of its set is referenced).  *hdr is the
+ * frame's header.
+ */
+static ViewSlot *
+cache_find(FtTree *tree, BlockNumber blkno, Page page, FtFrameHeader *hdr,
+		   ViewSlot **victim)
+{
+	RelFileNode node = tree->rel->rd_node;
+	uint32		h;
+	ViewSlot   *set;
+
+	/* the rest is checked where the leaf is decoded (decode_leaf) */
+	(void) frame_locate(tree, blkno, page, hdr);
+	*victim = NULL;
+	cache_setup();
+	if (nsets == 0)
+		return NULL;
+	h = hash_bytes_uint32((uint32) node.relNode ^ (blkno * 0x9E3779B1U));
+	set = &slots[(h % nsets) * CACHE_WAYS];
+	for (int w = 0; w < CACHE_WAYS; w++)
+	{
+		ViewSlot   *s = &set[w];
+
+		if (s->part == -1 && slot_holds(s, node, blkno, page, hdr))
+			return s;
+		if ((*victim == NULL || s->used < (*victim)->used) &&
+			!is_protected(s->view))
+			*victim = s;
+	}
+	return NULL;
+}
+
+/*
  * The leaf in buf (locked by the caller, at least share) as a page to read
  * items from: the shared page itself, or if it is compressed its decoded
  * copy in this backend's cache.  The copy stays valid until the next call
@@ -1214,43 +1256,19 @@ ft_leaf_view(FtTree *tree, Buffer buf)
 	FtPageOpaque opaque = FtPageGetOpaque(page);
 	BlockNumber blkno;
 	FtFrameHeader hdr;
-	RelFileNode node;
-	uint32		h;
-	ViewSlot   *set;
 	ViewSlot   *victim;
+	ViewSlot   *hit;
 
 	if (!FtPageIsCompressed(opaque))
 		return page;
 	Assert(FtPageIsLeaf(opaque));
 
 	blkno = BufferGetBlockNumber(buf);
-	/* the rest is checked where the leaf is decoded (decode_leaf) */
-	(void) frame_locate(tree, blkno, page, &hdr);
-	cache_setup();
-	if (nsets == 0)
-	{
-		char	   *view = spare_view();
+	hit = cache_find(tree, blkno, page, &hdr, &victim);
+	if (hit)
+		return (Page) hit->view;
 
-		decode_leaf(tree, blkno, page, view);
-		return (Page) view;
-	}
-
-	node = tree->rel->rd_node;
-	h = hash_bytes_uint32((uint32) node.relNode ^ (blkno * 0x9E3779B1U));
-	set = &slots[(h % nsets) * CACHE_WAYS];
-	victim = NULL;
-	for (int w = 0; w < CACHE_WAYS; w++)
-	{
-		ViewSlot   *s = &set[w];
-
-		if (s->part == -1 && slot_holds(s, node, blkno, page, &hdr))
-			return (Page) s->view;
-		if ((victim == NULL || s->used < victim->used) &&
-			!is_protected(s->view))
-			victim = s;
-	}
-
-	/* every way is referenced: outside the cache */
+	/* cache off, or every way of the set is referenced: outside the cache */
 	if (victim == NULL)
 	{
 		char	   *view = spare_view();
@@ -1264,7 +1282,7 @@ ft_leaf_view(FtTree *tree, Buffer buf)
 		victim->view = MemoryContextAlloc(cache_cxt, FT_VIEW_SIZE);
 	victim->used = 0;			/* invalid until decoded */
 	decode_leaf(tree, blkno, page, victim->view);
-	victim->node = node;
+	victim->node = tree->rel->rd_node;
 	victim->blkno = blkno;
 	victim->part = -1;
 	victim->stamp = hdr.stamp;
@@ -1283,6 +1301,32 @@ void
 ft_leaf_copy(FtTree *tree, Buffer buf, char *dst)
 {
 	ft_view_copy(dst, ft_leaf_view(tree, buf), BufferGetPage(buf));
+}
+
+/*
+ * ft_leaf_copy for a scan that reads each leaf once (ft_scan_set_bulk): a
+ * compressed leaf the cache holds is copied from it, any other is decoded
+ * straight into dst and not cached.
+ */
+void
+ft_leaf_copy_uncached(FtTree *tree, Buffer buf, char *dst)
+{
+	Page		page = BufferGetPage(buf);
+	BlockNumber blkno = BufferGetBlockNumber(buf);
+	FtFrameHeader hdr;
+	ViewSlot   *victim;
+	ViewSlot   *hit;
+
+	if (!FtPageIsCompressed(FtPageGetOpaque(page)))
+	{
+		ft_copy_page(dst, page);
+		return;
+	}
+	hit = cache_find(tree, blkno, page, &hdr, &victim);
+	if (hit)
+		ft_view_copy(dst, (Page) hit->view, page);
+	else
+		decode_leaf(tree, blkno, page, dst);
 }
 
 /*

@@ -247,6 +247,7 @@ extern int	ft_cut_compressed(FtTree *tree, char **items, Size *lens, int n,
 							  bool even);
 extern Page ft_leaf_view(FtTree *tree, Buffer buf);
 extern void ft_leaf_copy(FtTree *tree, Buffer buf, char *dst);
+extern void ft_leaf_copy_uncached(FtTree *tree, Buffer buf, char *dst);
 extern void ft_view_copy(char *dst, Page view, Page page);
 extern Page ft_leaf_view_part(FtTree *tree, Buffer buf, const char *key,
 							  Size keylen, bool forward, const char **low,

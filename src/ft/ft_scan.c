@@ -42,6 +42,7 @@ typedef struct FtScanData
 	void	   *leaf_copied_arg;
 	bool		parts;			/* see ft_scan_set_parts */
 	bool		parts_now;		/* ... and not run out of a part yet */
+	bool		bulk;			/* see ft_scan_set_bulk */
 
 	/* copy of the upper (level-2) buffer node above it, if any */
 	PGAlignedBlock b2copy;
@@ -188,6 +189,7 @@ ft_scan_begin(FtTree *tree)
 	scan->keep_pins = true;
 	scan->parts = false;
 	scan->parts_now = false;
+	scan->bulk = false;
 	scan->lcut = false;
 	scan->lcut_low = false;
 	return scan;
@@ -205,6 +207,21 @@ ft_scan_set_parts(FtScan scan, bool parts)
 {
 	scan->parts = parts;
 	scan->parts_now = parts;
+}
+
+/*
+ * Whether the scan reads leaf after leaf, once each (a table's sequential
+ * scan): then a compressed leaf that is not in the backend's cache of
+ * decoded leaves is decoded straight into the scan's copy and not cached
+ * (ft_leaf_copy_uncached), so that the scan neither copies each leaf
+ * twice nor pushes out of the cache the leaves that lookups come back to,
+ * as a ring keeps a large sequential scan from taking all of shared
+ * buffers.
+ */
+void
+ft_scan_set_bulk(FtScan scan, bool bulk)
+{
+	scan->bulk = bulk;
 }
 
 /*
@@ -407,6 +424,8 @@ load_leaf(FtScan scan, FtDescent *d, const char *key, Size keylen)
 	forget_cut(scan);
 	if (scan->parts_now && ft_leaf_is_compressed(BufferGetPage(d->buf)))
 		partlow = copy_part(scan, d->buf, key, keylen, &partlowlen);
+	else if (scan->bulk)
+		ft_leaf_copy_uncached(tree, d->buf, scan->lcopy.data);
 	else
 		ft_leaf_copy(tree, d->buf, scan->lcopy.data);
 	if (scan->leaf_copied)

@@ -66,6 +66,8 @@ typedef struct FractamScanDescData
 	 * the checks on all-visible pages.
 	 */
 	bool		vm_skip;		/* snapshot allows it */
+	bool		bulk;			/* larger than the decoded-leaf cache: see
+								 * ft_scan_set_bulk */
 	Buffer		vmbuf;
 	BlockNumber vm_first;		/* first pseudo-block of the leaf's rows */
 	int			vm_nblocks;		/* how many of them vm_bits covers */
@@ -102,6 +104,7 @@ fractam_scan_begin(Relation rel, Snapshot snapshot, int nkeys,
 				   uint32 flags)
 {
 	FractamScanDesc scan = palloc0(sizeof(FractamScanDescData));
+	BlockNumber nblocks;
 
 	RelationIncrementReferenceCount(rel);
 	scan->rs_base.rs_rd = rel;
@@ -127,9 +130,18 @@ fractam_scan_begin(Relation rel, Snapshot snapshot, int nkeys,
 	 * whether reached through a right link or by a descent (one per level-1
 	 * node, and every leaf of a backward scan); the nodes above do not.
 	 */
+	nblocks = smgrnblocks(RelationGetSmgr(rel), MAIN_FORKNUM);
 	if ((flags & SO_ALLOW_STRAT) && !RelationUsesLocalBuffers(rel) &&
-		smgrnblocks(RelationGetSmgr(rel), MAIN_FORKNUM) > NBuffers / 4)
+		nblocks > NBuffers / 4)
 		scan->tree.strategy = GetAccessStrategy(BAS_BULKREAD);
+
+	/*
+	 * The same for the backend's cache of decoded leaves: a table with more
+	 * pages than the cache has room for leaves is decoded leaf by leaf into
+	 * the scan's copy, past the cache; a smaller one is cached, for the
+	 * next scan of it.
+	 */
+	scan->bulk = nblocks > ft_leaf_cache_leaves();
 
 	/* a serializable seq scan reads the whole table, as heap's */
 	if (flags & SO_TYPE_SEQSCAN)
@@ -277,6 +289,8 @@ begin_tree_scan(FractamScanDesc scan)
 {
 	Snapshot	snapshot = scan->rs_base.rs_snapshot;
 	FtScan		fts = ft_scan_begin(&scan->tree);
+
+	ft_scan_set_bulk(fts, scan->bulk);
 
 	/*
 	 * Heap's rule (all-visible page, snapshot not taken in recovery), for
