@@ -55,6 +55,29 @@ static const struct
 #define DATA_INFOMASK \
 	(HEAP_HASNULL | HEAP_HASVARWIDTH | HEAP_HASEXTERNAL | HEAP_UPDATED)
 
+/*
+ * The same mapping as a table, for readers, which decode a header per row
+ * (a sequential scan spent 7 % of its time in the loop over info_bits):
+ * the four data bits of an info word are adjacent, from HASNULL up.
+ */
+StaticAssertDecl(FRACTAM_INFO_VARWIDTH == FRACTAM_INFO_HASNULL << 1 &&
+				 FRACTAM_INFO_EXTERNAL == FRACTAM_INFO_HASNULL << 2 &&
+				 FRACTAM_INFO_UPDATED == FRACTAM_INFO_HASNULL << 3,
+				 "the info word's data bits are not adjacent");
+#define INFO_DATA_INDEX(info) \
+	(((info) / FRACTAM_INFO_HASNULL) & 0x0F)
+#define INFO_DATA_INFOMASK(i) \
+	(((i) & 1 ? HEAP_HASNULL : 0) | ((i) & 2 ? HEAP_HASVARWIDTH : 0) | \
+	 ((i) & 4 ? HEAP_HASEXTERNAL : 0) | ((i) & 8 ? HEAP_UPDATED : 0))
+static const uint16 data_infomask[16] = {
+	INFO_DATA_INFOMASK(0), INFO_DATA_INFOMASK(1), INFO_DATA_INFOMASK(2),
+	INFO_DATA_INFOMASK(3), INFO_DATA_INFOMASK(4), INFO_DATA_INFOMASK(5),
+	INFO_DATA_INFOMASK(6), INFO_DATA_INFOMASK(7), INFO_DATA_INFOMASK(8),
+	INFO_DATA_INFOMASK(9), INFO_DATA_INFOMASK(10), INFO_DATA_INFOMASK(11),
+	INFO_DATA_INFOMASK(12), INFO_DATA_INFOMASK(13), INFO_DATA_INFOMASK(14),
+	INFO_DATA_INFOMASK(15),
+};
+
 static inline Size
 form_header_size(uint8 form)
 {
@@ -215,10 +238,7 @@ fractam_decode_header(Relation rel, const char *item, HeapTupleHeader hdr)
 						  psprintf("Its header has unknown form %u.", form));
 	memset(hdr, 0, SizeofHeapTupleHeader);
 	hdr->t_infomask2 = info & FRACTAM_INFO_NATTS;
-	hdr->t_infomask = HEAP_XMAX_INVALID;
-	for (int i = 0; i < lengthof(info_bits); i++)
-		if (info & info_bits[i].info)
-			hdr->t_infomask |= info_bits[i].infomask;
+	hdr->t_infomask = HEAP_XMAX_INVALID | data_infomask[INFO_DATA_INDEX(info)];
 	if (form == FRACTAM_ITEM_COMPACT)
 	{
 		memcpy(&xmin, item + FRACTAM_COMPACT_XMIN_OFF, sizeof(xmin));
