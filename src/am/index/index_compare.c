@@ -263,9 +263,15 @@ compare_fixed_keys(FractamIndexState *state, IndexTuple a, IndexTuple b, int n)
 	return 0;
 }
 
-/* the same with variable-length key columns (see index_attrs.h) */
-static pg_noinline int
-compare_walked_keys(FractamIndexState *state, IndexTuple a, IndexTuple b, int n)
+/*
+ * Walk the first n key columns of a and b side by side (see index_attrs.h):
+ * how many leading ones are equal, and in *cmp the comparison of the first
+ * that is not (0 if all n are).  With use_probe, a side that is the probe
+ * takes its columns as fractam_set_probe deformed them.
+ */
+static pg_attribute_always_inline int
+walk_equal_columns(FractamIndexState *state, IndexTuple a, IndexTuple b,
+				   int n, bool use_probe, int *cmp)
 {
 	FractamAttrWalk aw;
 	FractamAttrWalk bw;
@@ -279,12 +285,37 @@ compare_walked_keys(FractamIndexState *state, IndexTuple a, IndexTuple b, int n)
 		bool		bnull;
 		Datum		ad = fractam_attr_next(&aw, &anull);
 		Datum		bd = fractam_attr_next(&bw, &bnull);
-		int			c = ApplySortComparator(ad, anull, bd, bnull, &state->ssup[i]);
+		int			c;
 
+		if (use_probe && a == state->probe)
+		{
+			ad = state->probe_values[i];
+			anull = state->probe_isnull[i];
+		}
+		if (use_probe && b == state->probe)
+		{
+			bd = state->probe_values[i];
+			bnull = state->probe_isnull[i];
+		}
+		c = ApplySortComparator(ad, anull, bd, bnull, &state->ssup[i]);
 		if (c != 0)
-			return c;
+		{
+			*cmp = c;
+			return i;
+		}
 	}
-	return 0;
+	*cmp = 0;
+	return n;
+}
+
+/* compare_fixed_keys with variable-length key columns */
+static pg_noinline int
+compare_walked_keys(FractamIndexState *state, IndexTuple a, IndexTuple b, int n)
+{
+	int			c;
+
+	(void) walk_equal_columns(state, a, b, n, false, &c);
+	return c;
 }
 
 int
@@ -428,34 +459,9 @@ fractam_shared_key_columns(void *arg, const char *a, Size alen,
 	IndexTuple	tb = (IndexTuple) b;
 	int			natts = Min(fractam_key_natts(state, ta),
 							fractam_key_natts(state, tb));
-	FractamAttrWalk aw;
-	FractamAttrWalk bw;
-	int			n;
+	int			c;
 
-	fractam_attr_walk(&aw, state->tupdesc, ta);
-	fractam_attr_walk(&bw, state->tupdesc, tb);
-	for (n = 0; n < natts; n++)
-	{
-		bool		anull;
-		bool		bnull;
-		Datum		ad = fractam_attr_next(&aw, &anull);
-		Datum		bd = fractam_attr_next(&bw, &bnull);
-
-		/* the probe's columns were deformed once (fractam_set_probe) */
-		if (ta == state->probe)
-		{
-			ad = state->probe_values[n];
-			anull = state->probe_isnull[n];
-		}
-		if (tb == state->probe)
-		{
-			bd = state->probe_values[n];
-			bnull = state->probe_isnull[n];
-		}
-		if (ApplySortComparator(ad, anull, bd, bnull, &state->ssup[n]) != 0)
-			break;
-	}
-	return n;
+	return walk_equal_columns(state, ta, tb, natts, true, &c);
 }
 
 /*
