@@ -308,7 +308,7 @@ walk_equal_columns(FractamIndexState *state, IndexTuple a, IndexTuple b,
 	return n;
 }
 
-/* compare_fixed_keys with variable-length key columns */
+/* compare_fixed_keys for keys with a variable-length column */
 static pg_noinline int
 compare_walked_keys(FractamIndexState *state, IndexTuple a, IndexTuple b, int n)
 {
