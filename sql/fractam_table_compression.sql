@@ -1,7 +1,8 @@
 --
 -- fractam_table_compression: fractam tables WITH (compression = 'lz4' |
 -- 'zstd').  VACUUM merges runs of a table's leaves into compressed leaves
--- (settling what every snapshot sees); deletes, row locks and updates of
+-- (settling what every snapshot sees), and COPY leaves compressed pages
+-- behind its right edge; deletes, row locks and updates of
 -- rows there go into the leaf's change area (small records, no
 -- re-encoding), and a leaf whose change area or decoded page is full is
 -- rewritten into compressed halves.  Every query must answer as heap does.
@@ -264,6 +265,65 @@ SELECT leaf_pages, compressed_leaf_pages FROM fractam_stats('tz');
 INSERT INTO tz SELECT * FROM th;
 VACUUM tz;
 SELECT same_as_heap('tz'), fractam_verify('tz');
+
+-- COPY into a compressed table: when the right edge is full, its split
+-- takes the batch's next rows along and leaves compressed pages behind
+-- (fill to fit), the new append point uncompressed: the table is small
+-- before any VACUUM.  Batches that bring less than two leaves' worth
+-- (a COPY of 50 rows) seal the leaf uncompressed, as before.  An
+-- uncompressed table's COPY fills its leaves as ever.
+COPY (SELECT * FROM th ORDER BY id) TO '/tmp/fractam_table_compression.copy';
+CREATE TABLE tcz (LIKE th) USING fractam WITH (compression = 'zstd', fanout = 8);
+CREATE TABLE tcp (LIKE th) USING fractam;
+CREATE INDEX tcz_id ON tcz USING fractam (id);
+COPY tcz FROM '/tmp/fractam_table_compression.copy';
+COPY tcp FROM '/tmp/fractam_table_compression.copy';
+SELECT s.compressed_leaf_pages * 10 > s.leaf_pages * 8 AS mostly_compressed,
+       s.compression_ratio > 2 AS ratio_over_2,
+       pg_relation_size('tcz') * 2 < pg_relation_size('tcp') AS file_halved,
+       s.leaf_items = (SELECT count(*) FROM th) AS all_rows
+FROM fractam_stats('tcz') s;
+SELECT compressed_leaf_pages = 0 AS tcp_uncompressed FROM fractam_stats('tcp');
+SELECT same_as_heap('tcz'), fractam_verify('tcz'), fractam_verify('tcz_id');
+SELECT rows_by_id_differ('tcz') AS tcz_differ;
+SELECT ft_check('index', 'SELECT * FROM tcz WHERE id BETWEEN 1000 AND 9000');
+-- a COPY rolled back, and changes in the transaction that loaded the rows
+BEGIN;
+COPY tcz FROM '/tmp/fractam_table_compression.copy';
+SELECT count(*) = 2 * (SELECT count(*) FROM th) AS twice FROM tcz;
+ROLLBACK;
+SELECT same_as_heap('tcz');
+BEGIN;
+TRUNCATE tcz;
+COPY tcz FROM '/tmp/fractam_table_compression.copy';
+SELECT compressed_leaf_pages AS tcz_loaded FROM fractam_stats('tcz') \gset
+UPDATE tcz SET k = k + 1 WHERE id % 7 = 0;
+DELETE FROM tcz WHERE id % 11 = 0;
+SELECT count(*) FROM (SELECT 1 FROM tcz WHERE id % 3 = 0 FOR SHARE) x;
+COMMIT;
+UPDATE th SET k = k + 1 WHERE id % 7 = 0;
+DELETE FROM th WHERE id % 11 = 0;
+-- (the new versions of the UPDATE fill uncompressed leaves, one at a time)
+SELECT compressed_leaf_pages >= :tcz_loaded AS loaded_leaves_stay_compressed
+FROM fractam_stats('tcz');
+SELECT same_as_heap('tcz'), fractam_verify('tcz'), fractam_verify('tcz_id');
+SELECT rows_by_id_differ('tcz') AS tcz_differ;
+-- small batches: each leaf fills and seals uncompressed
+CREATE TABLE tcs (LIKE th) USING fractam WITH (compression = 'lz4');
+DO $$
+BEGIN
+	FOR i IN 0..59 LOOP
+		EXECUTE format('COPY tcs FROM PROGRAM %L',
+					   format('sed -n %s,%sp /tmp/fractam_table_compression.copy',
+							  i * 50 + 1, i * 50 + 50));
+	END LOOP;
+END $$;
+SELECT compressed_leaf_pages = 0 AS small_batches_uncompressed, leaf_items
+FROM fractam_stats('tcs');
+SELECT fractam_verify('tcs');
+VACUUM tcz;
+SELECT same_as_heap('tcz'), fractam_verify('tcz');
+DROP TABLE tcz, tcp, tcs;
 
 DROP TABLE tz, tl, tp, th;
 DROP FUNCTION same_as_heap(regclass);

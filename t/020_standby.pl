@@ -124,6 +124,7 @@ VACUUM st2;
 DROP INDEX st2_v;
 CREATE INDEX st2_v ON st2 USING fractam (v) WITH (fanout = 2, fillfactor = 50);
 INSERT INTO st2 SELECT i, 'z' || i FROM generate_series(8001, 12000) i;
+COPY st2 (id, v) FROM PROGRAM 'seq -f %.0f,copy-abcdefghijklmnopqrstuvwxyz0123456789 12001 40000' WITH (FORMAT csv);
 \echo DONE
 };
 PostgreSQL::Test::Utils::append_to_file("$tmp/ddl.sql", $ddl);
@@ -221,7 +222,8 @@ my @qs = (
 	'SELECT k FROM st ORDER BY k DESC LIMIT 500',
 	'SELECT id FROM st WHERE id > 1100000 ORDER BY id LIMIT 300',
 	'SELECT t FROM st WHERE t < \'1\' ORDER BY t DESC',
-	'SELECT id, v FROM st2 WHERE id < 300 ORDER BY id DESC');
+	'SELECT id, v FROM st2 WHERE id < 300 ORDER BY id DESC',
+	'SELECT id, v FROM st2 WHERE id > 39000 ORDER BY id DESC');
 for my $q (@qs)
 {
 	is($standby->safe_psql('postgres', "$force_index $q"),

@@ -50,6 +50,14 @@ typedef char *(*FtSeparatorFn) (void *arg, const char *left, Size leftlen,
 								const char *right, Size rightlen,
 								Size *seplen);
 
+/*
+ * Whether no item can ever sort between a and b (a < b): a table's
+ * consecutive row ids.  A range of items in which every neighbour is
+ * adjacent takes no more inserts, so a load may seal it compressed.
+ */
+typedef bool (*FtAdjacentFn) (void *arg, const char *a, Size alen,
+							  const char *b, Size blen);
+
 /* Message kinds stored in buffer nodes */
 #define FT_MSG_INSERT	1
 #define FT_MSG_DELETE	2
@@ -117,6 +125,9 @@ typedef struct FtTree
 	FtSeparatorFn separator;	/* or NULL: high keys and pivots between
 								 * leaves are whole items (or keyprefix
 								 * bytes of them); called with cmp_arg */
+	FtAdjacentFn adjacent;		/* or NULL (no two items are): for sealing
+								 * a load's pages compressed (ft_flush.c
+								 * take_append_batch); called with cmp_arg */
 
 	/*
 	 * Or NULL.  Called with the leaf that takes a new item locked
@@ -189,6 +200,15 @@ typedef struct FtTree
 	 * only during one ft_insert, InvalidBuffer otherwise.
 	 */
 	Buffer		spare_leaf;
+
+	/*
+	 * The items of a load's batch that follow the one an insert is putting
+	 * in (ft_insert_ascending, for a compressed table): a split of the
+	 * full rightmost leaf takes as many of them along as make its sealed
+	 * pages compressed (ft_flush_child).  Set only during one ft_insert,
+	 * NULL otherwise.
+	 */
+	struct FtAppendBatch *append_batch;
 
 	/*
 	 * VACUUM (ft_vacuum) does not wait for a page a scan has pinned: it reads

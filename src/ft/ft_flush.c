@@ -255,6 +255,98 @@ cut_pages(FtTree *tree, char **items, Size *lens, int nitems,
 }
 
 /*
+ * A load into a compressed table (FtTree.append_batch): the full rightmost
+ * leaf splits with the batch's next items (items[0..nitems) are the leaf's
+ * and, last, the one being inserted), so that the pages it leaves behind
+ * are compressed, each as full as fill to fit makes it, and only the last,
+ * the new append point, is not.  Alone, the leaf would seal uncompressed:
+ * compressed, its rows would take a page as they did.
+ *
+ * Only a run of adjacent items (FtTree.adjacent: consecutive row ids) is
+ * sealed, since no insert can land inside it; the items before the last
+ * gap stay uncompressed in the first page (*dense_from: the run's first
+ * item), where the rows another backend has still to add to its own
+ * pseudo-block, in front of ours, go.  Sealed, they would each rewrite a
+ * compressed page uncompressed.
+ *
+ * The items taken are added to items and lens (room for them allocated by
+ * the caller from the batch's size); returns their number, 0 if the batch
+ * is not for this split or the run brings too little to fill compressed
+ * pages (less than two leaves' worth: such a page is two thirds full at
+ * least).  At most two frames' worth in all, which an uncompressed cut
+ * also takes in one flush, should the compressed one not fit.
+ */
+static int
+take_append_batch(FtTree *tree, char **items, Size *lens, int nitems,
+				  const char *extra, int *dense_from)
+{
+	FtAppendBatch *b = tree->append_batch;
+	Size		total = 0;
+	Size		run = 0;
+	Size		cap = Min(2 * FtFrameCapacity(tree),
+						  (FT_MAX_FLUSH_LEAVES - 1) * FT_LEAF_CAPACITY);
+	int			from = 0;
+	int			m = 0;
+
+	if (b == NULL || b->n < 2 || b->items[0] != extra || tree->adjacent == NULL ||
+		nitems == 0 || items[nitems - 1] != extra)
+		return 0;
+	for (int i = 0; i < nitems; i++)
+	{
+		if (i > 0 && !tree->adjacent(tree->cmp_arg, items[i - 1], lens[i - 1],
+									 items[i], lens[i]))
+		{
+			from = i;
+			run = 0;
+		}
+		total += ft_item_space(lens[i]);
+		run += ft_item_space(lens[i]);
+	}
+	while (1 + m < b->n && total + ft_item_space(b->lens[1 + m]) <= cap &&
+		   tree->adjacent(tree->cmp_arg, b->items[m], b->lens[m],
+						  b->items[1 + m], b->lens[1 + m]))
+	{
+		total += ft_item_space(b->lens[1 + m]);
+		run += ft_item_space(b->lens[1 + m]);
+		m++;
+	}
+	if (run < 2 * FT_LEAF_CAPACITY)
+		return 0;
+	for (int i = 0; i < m; i++)
+	{
+		items[nitems + i] = b->items[1 + i];
+		lens[nitems + i] = b->lens[1 + i];
+	}
+	*dense_from = from;
+	return m;
+}
+
+/*
+ * The first item of the uncompressed last page when items[0..nitems) (a
+ * load's, see take_append_batch) are cut into compressed pages greedily:
+ * the last page of that cut if it fits an uncompressed one (it takes more
+ * rows there, and is compressed with them later), else only the last item
+ * (the append point must be an uncompressed leaf).  0: the cut does not
+ * fit one flush.
+ */
+static int
+append_sealed_count(FtTree *tree, char **items, Size *lens, int nitems)
+{
+	int			trial[FT_MAX_FLUSH_LEAVES];
+	int			np = ft_cut_compressed(tree, items, lens, nitems, 0, trial,
+									   FT_MAX_FLUSH_LEAVES - 1, false);
+	Size		last = 0;
+
+	if (np <= 0)
+		return 0;
+	for (int i = trial[np - 1]; i < nitems; i++)
+		last += ft_item_space(lens[i]);
+	if (np > 1 && last <= FT_LEAF_CAPACITY)
+		return trial[np - 1];
+	return nitems - 1;
+}
+
+/*
  * Flush child childidx of buffer node bbuf (exclusively locked) into leaf
  * lbuf (exclusively locked; released here).  extra, if given, is one more
  * item to insert, newer than every buffered message.
@@ -297,6 +389,8 @@ ft_flush_child(FtTree *tree, Buffer bbuf, int childidx, Buffer lbuf,
 	OffsetNumber off;
 	int			p;
 	int			nsealed = 0;
+	int			sealed_from = 0;	/* items before it are not sealed */
+	int			ntaken = 0;
 	bool		images;
 
 	Assert(ft_child_block(bpage, childidx) == BufferGetBlockNumber(lbuf));
@@ -309,6 +403,8 @@ ft_flush_child(FtTree *tree, Buffer bbuf, int childidx, Buffer lbuf,
 		oldhikey = ft_page_item(lcopy.data, FT_HIKEY, &oldhikeylen);
 
 	maxitems = PageGetMaxOffsetNumber(lcopy.data) + (end - first) + 2;
+	if (tree->append_batch)
+		maxitems += tree->append_batch->n;
 	items = palloc(sizeof(char *) * maxitems);
 	lens = palloc(sizeof(Size) * maxitems);
 	{
@@ -318,11 +414,28 @@ ft_flush_child(FtTree *tree, Buffer bbuf, int childidx, Buffer lbuf,
 							   extra, extralen, items, lens, &maxmsn);
 	}
 
+	/* a compressed table's load splits its right edge into compressed pages */
+	if (tree->append_batch && tree->codec != FT_CODEC_NONE &&
+		!tree->buffering && extra != NULL && first == end &&
+		oldhikey == NULL && !FtPageIsCompressed(lopaque))
+	{
+		ntaken = take_append_batch(tree, items, lens, nitems, extra,
+								   &sealed_from);
+		nitems += ntaken;
+	}
+
 	{
 		int			cut = -1;
 
+		if (ntaken > 0)
+		{
+			nsealed = append_sealed_count(tree, items + sealed_from,
+										  lens + sealed_from,
+										  nitems - sealed_from);
+			nsealed = nsealed > 0 ? sealed_from + nsealed : 0;
+		}
 		/* a direct insert into a full leaf: is it an append point? */
-		if (extra != NULL && first == end)
+		else if (extra != NULL && first == end)
 		{
 			int			newidx;
 
@@ -347,10 +460,11 @@ ft_flush_child(FtTree *tree, Buffer bbuf, int childidx, Buffer lbuf,
 		 * then takes flushes (each re-encoding it) until its frame is full
 		 * and it splits into compressed halves.  A leaf that takes direct
 		 * inserts stays (or becomes) uncompressed until it cools and fills.
-		 * (The pages a direct append point leaves behind are not
-		 * compressed: alone, each would hold no more than the uncompressed
-		 * page it came from; that needs merging into the compressed leaf on
-		 * its left.)
+		 * (The pages a direct append point of an index leaves behind are
+		 * not compressed: alone, each would hold no more than the
+		 * uncompressed page it came from; that needs merging into the
+		 * compressed leaf on its left.  A table's load brings the rows that
+		 * fill compressed pages along: take_append_batch, above.)
 		 */
 		if (tree->codec != FT_CODEC_NONE && nitems > 0 &&
 			end > first && extra == NULL &&
@@ -381,11 +495,26 @@ ft_flush_child(FtTree *tree, Buffer bbuf, int childidx, Buffer lbuf,
 				ft_item_space(ft_key_len(tree, lens[nsealed])) :
 				(oldhikey ? ft_item_space(oldhikeylen) : 0);
 
+			int			lead = 0;
+
 			memcpy(plain, starts, sizeof(int) * npages);
+			/* a load's items before its sealed run: uncompressed pages */
+			if (sealed_from > 0)
+				lead = cut_pages(tree, items, lens, sealed_from,
+								 ft_item_space(ft_key_len(tree, lens[sealed_from])),
+								 false, -1, starts);
 			/* pages that will take more flushes share the items evenly */
-			ncomp = ft_cut_compressed(tree, items, lens, nsealed, tailhk,
-									  starts, FT_MAX_FLUSH_LEAVES,
+			ncomp = ft_cut_compressed(tree, items + sealed_from,
+									  lens + sealed_from,
+									  nsealed - sealed_from, tailhk,
+									  starts + lead, FT_MAX_FLUSH_LEAVES - lead,
 									  oldhikey != NULL);
+			if (ncomp >= 0)
+			{
+				for (p = lead; p < lead + ncomp; p++)
+					starts[p] += sealed_from;
+				ncomp += lead;
+			}
 			if (ncomp >= 0 && nsealed < nitems)
 			{
 				int			tail[FT_MAX_FLUSH_LEAVES];
@@ -472,6 +601,14 @@ ft_flush_child(FtTree *tree, Buffer bbuf, int childidx, Buffer lbuf,
 		return FT_FLUSH_NEED_SPLIT;
 	}
 
+	/* the leaf_insert_hook of the batch's items taken (leaf_insert ran extra's) */
+	for (int i = 0; i < ntaken; i++)
+		if (tree->leaf_insert_hook)
+			tree->leaf_insert_hook(tree, items[nitems - ntaken + i],
+								   lens[nitems - ntaken + i]);
+	if (tree->append_batch)
+		tree->append_batch->taken = ntaken;
+
 	bufs[0] = lbuf;
 	for (p = 1; p < npages; p++)
 	{
@@ -510,7 +647,7 @@ ft_flush_child(FtTree *tree, Buffer bbuf, int childidx, Buffer lbuf,
 			else if (npages > 1)
 				t.ft_nsplits++;
 			imgs[p] = palloc(BLCKSZ);
-			if (starts[p] < nsealed)
+			if (starts[p] >= sealed_from && starts[p] < nsealed)
 			{
 				if (!ft_leaf_compress(tree, imgs[p], &t, items + starts[p],
 									  lens + starts[p], nthis, hikeys[p],

@@ -1275,7 +1275,9 @@ append_to_right_edge(FtTree *tree, char **items, Size *lens, int n)
 /*
  * Insert n items in ascending order (a table's new rows of one COPY batch):
  * runs of them that go at the right edge are appended a leaf at a time, one
- * WAL record per leaf; the rest go in one by one.
+ * WAL record per leaf; the rest go in one by one.  In a compressed table,
+ * the split of a full right edge takes the batch's next items along and
+ * leaves compressed pages behind (ft_flush_child, take_append_batch).
  */
 void
 ft_insert_ascending(FtTree *tree, char **items, Size *lens, int n)
@@ -1295,8 +1297,14 @@ ft_insert_ascending(FtTree *tree, char **items, Size *lens, int n)
 		done = append_to_right_edge(tree, items + i, lens + i, n - i);
 		if (done == 0)
 		{
+			FtAppendBatch batch = {items + i, lens + i, n - i, 0};
+
+			/* a full right edge of a compressed table takes more along */
+			if (tree->codec != FT_CODEC_NONE && !tree->buffering)
+				tree->append_batch = &batch;
 			ft_insert(tree, items[i], lens[i]);
-			done = 1;
+			tree->append_batch = NULL;
+			done = 1 + batch.taken;
 		}
 		i += done;
 	}

@@ -232,6 +232,19 @@ typedef struct FtMsgRef
 	int			type;
 } FtMsgRef;
 
+/*
+ * FtTree.append_batch: items[0] is the item being inserted, items[1..n)
+ * the batch's later ones (ascending); a right-edge split that takes some
+ * of them along sets taken to their number.
+ */
+typedef struct FtAppendBatch
+{
+	char	  **items;
+	Size	   *lens;
+	int			n;
+	int			taken;
+} FtAppendBatch;
+
 /* ft_merge.c */
 extern int	ft_merge_leaf(FtTree *tree, Page lpage, const FtMsgRun *runs,
 						  int nruns, const char *extra, Size extralen,

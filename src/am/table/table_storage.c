@@ -65,6 +65,17 @@ rowid_close(void *arg, const char *a, Size alen, const char *b, Size blen)
 	return x / FRACTAM_ROWS_PER_BLOCK == y / FRACTAM_ROWS_PER_BLOCK ? 1 : 0;
 }
 
+/*
+ * Consecutive row ids: no row can come between them, so a load may seal
+ * the leaves that hold such a run compressed (another backend's rows
+ * still to come, in the pseudo-block it holds, go into a gap).
+ */
+static bool
+rowid_adjacent(void *arg, const char *a, Size alen, const char *b, Size blen)
+{
+	return fractam_item_rowid(b) == fractam_item_rowid(a) + 1;
+}
+
 static void note_leaf_range(FtTree *tree, const char *lo, Size lolen,
 							const char *hi, Size hilen, BlockNumber leaf);
 
@@ -291,6 +302,7 @@ fractam_table_tree(Relation rel, FtTree *tree)
 	tree->rootcache = &cache->rootcache;
 	tree->max_item_size = 0;
 	tree->sharedcols = rowid_close;
+	tree->adjacent = rowid_adjacent;
 	/* high keys and pivots are row ids, not whole rows */
 	tree->keyprefix = FRACTAM_ROWID_SIZE;
 	/* a new version's pseudo-block is no longer all-visible */
