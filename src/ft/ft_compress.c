@@ -1144,6 +1144,32 @@ same_high_key(Page page, Page view)
 	return plen == vlen && memcmp(pk, vk, plen) == 0;
 }
 
+/*
+ * The part ft_leaf_view_part returned last, with the bounds it gave: a
+ * table's index fetches come back to it for row after row (a range of
+ * 100 rows: about a hundred times per part decoded), and then need
+ * neither the directory nor a search of the cache.  The bounds are kept
+ * as offsets into the frame, whose bytes are the same while its stamp and
+ * checksums are.
+ */
+typedef struct LastPart
+{
+	ViewSlot   *slot;			/* NULL: none */
+	RelFileNode node;
+	BlockNumber blkno;
+	uint64		stamp;
+	uint32		crc;
+	uint32		deadcrc;
+	int			part;
+	bool		forward;		/* the direction its bounds were picked for */
+	Size		lowoff;			/* 0: no lower bound (the first part) */
+	Size		lowlen;
+	Size		highoff;		/* 0: no upper bound (the last part) */
+	Size		highlen;
+} LastPart;
+
+static LastPart last_part;
+
 static void
 cache_reset(void)
 {
@@ -1152,6 +1178,7 @@ cache_reset(void)
 	cache_cxt = NULL;
 	slots = NULL;
 	nsets = 0;
+	last_part.slot = NULL;
 }
 
 static void
@@ -1348,6 +1375,30 @@ ft_view_copy(char *dst, Page view, Page page)
 		   FT_VIEW_SIZE - hdr->pd_upper);
 }
 
+/* last_part := part of the frame (in the page) that slot s holds */
+static void
+remember_part(ViewSlot *s, RelFileNode node, BlockNumber blkno,
+			  const FtFrameHeader *hdr, int part, bool forward,
+			  const char *frame, const char *low, Size lowlen,
+			  const char *high, Size highlen)
+{
+	last_part.slot = s;
+	last_part.node = node;
+	last_part.blkno = blkno;
+	last_part.stamp = hdr->stamp;
+	last_part.crc = hdr->crc;
+	last_part.deadcrc = hdr->deadcrc;
+	last_part.part = part;
+	last_part.forward = forward;
+	/* the bounds are entries in the frame's directory, after its header */
+	Assert(low == NULL || low > frame);
+	Assert(high == NULL || high > frame);
+	last_part.lowoff = low ? low - frame : 0;
+	last_part.lowlen = lowlen;
+	last_part.highoff = high ? high - frame : 0;
+	last_part.highlen = highlen;
+}
+
 /*
  * The part of the compressed leaf in buf (locked by the caller, at least
  * share) where a scan starts at key (forward: the first item >= key;
@@ -1386,9 +1437,36 @@ ft_leaf_view_part(FtTree *tree, Buffer buf, const char *key, Size keylen,
 	if (hdr.nitems <= 1)
 		return ft_leaf_view(tree, buf);
 
-	/* the leaf decoded whole, if the cache has it */
 	node = tree->rel->rd_node;
 	cache_setup();
+
+	/* the part returned last, if it holds the key (see LastPart) */
+	if (last_part.slot != NULL && key != NULL && last_part.blkno == blkno &&
+		last_part.forward == forward &&
+		last_part.stamp == hdr.stamp && last_part.crc == hdr.crc &&
+		last_part.deadcrc == hdr.deadcrc && last_part.slot->part == last_part.part &&
+		RelFileNodeEquals(last_part.node, node))
+	{
+		const char *lo = last_part.lowoff ? frame + last_part.lowoff : NULL;
+		const char *hi = last_part.highoff ? frame + last_part.highoff : NULL;
+
+		if ((lo == NULL ||
+			 (forward ? ft_cmp(tree, lo, last_part.lowlen, key, keylen) <= 0 :
+			  ft_cmp(tree, lo, last_part.lowlen, key, keylen) < 0)) &&
+			(hi == NULL ||
+			 (forward ? ft_cmp(tree, hi, last_part.highlen, key, keylen) > 0 :
+			  ft_cmp(tree, hi, last_part.highlen, key, keylen) >= 0)) &&
+			slot_holds(last_part.slot, node, blkno, page, &hdr))
+		{
+			*low = lo;
+			*lowlen = lo ? last_part.lowlen : 0;
+			*high = hi;
+			*highlen = hi ? last_part.highlen : 0;
+			return (Page) last_part.slot->view;
+		}
+	}
+
+	/* the leaf decoded whole, if the cache has it */
 	if (nsets > 0)
 	{
 		uint32		h = hash_bytes_uint32((uint32) node.relNode ^ (blkno * 0x9E3779B1U));
@@ -1441,7 +1519,11 @@ ft_leaf_view_part(FtTree *tree, Buffer buf, const char *key, Size keylen,
 			ViewSlot   *s = &set[w];
 
 			if (s->part == part && slot_holds(s, node, blkno, page, &hdr))
+			{
+				remember_part(s, node, blkno, &hdr, part, forward, frame,
+							  *low, *lowlen, *high, *highlen);
 				return (Page) s->view;
+			}
 			if ((victim == NULL || s->used < victim->used) &&
 				!is_protected(s->view))
 				victim = s;
@@ -1474,6 +1556,8 @@ ft_leaf_view_part(FtTree *tree, Buffer buf, const char *key, Size keylen,
 		victim->crc = hdr.crc;
 		victim->deadcrc = hdr.deadcrc;
 		victim->used = ++tick;
+		remember_part(victim, node, blkno, &hdr, part, forward, frame,
+					  *low, *lowlen, *high, *highlen);
 	}
 	return (Page) view;
 }
