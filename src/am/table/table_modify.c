@@ -75,6 +75,44 @@ add_version(Relation rel, HeapTuple tup, bool speculative, uint32 specToken)
 	fractam_store_version(rel, rowid, tup);
 }
 
+/*
+ * A load's new version of slot's row: numbered with the next row id (*last
+ * if it is the last of this backend's range: the load stores the versions
+ * of a range before it takes the next) and formed into its item, palloc'd
+ * in itemcxt; the slot gets its TID.
+ */
+static char *
+number_new_version(Relation rel, TupleTableSlot *slot, TransactionId xid,
+				   CommandId cid, int options, Size compact_limit,
+				   MemoryContext itemcxt, Size *len, bool *last)
+{
+	bool		shouldFree = true;
+	HeapTuple	tuple = ExecFetchSlotHeapTuple(slot, true, &shouldFree);
+	HeapTuple	heaptup;
+	FtRowId		rowid;
+	char	   *item;
+	MemoryContext old;
+
+	slot->tts_tableOid = RelationGetRelid(rel);
+	tuple->t_tableOid = slot->tts_tableOid;
+	heaptup = prepare_version(rel, tuple, xid, cid, options, NULL);
+	rowid = fractam_next_rowid_ex(rel, last);
+	fractam_rowid_tid(rowid, &heaptup->t_self);
+	heaptup->t_data->t_ctid = heaptup->t_self;
+	old = MemoryContextSwitchTo(itemcxt);
+	item = fractam_version_item(rowid, heaptup, compact_limit, len);
+	MemoryContextSwitchTo(old);
+	if (!(options & HEAP_INSERT_NO_LOGICAL))
+		fractam_log_insert(rel, heaptup);
+	slot->tts_tid = heaptup->t_self;
+	tuple->t_self = heaptup->t_self;
+	if (heaptup != tuple)
+		heap_freetuple(heaptup);
+	if (shouldFree)
+		pfree(tuple);
+	return item;
+}
+
 static void
 insert_one(Relation rel, TupleTableSlot *slot, CommandId cid, int options,
 		   bool speculative, uint32 specToken)
@@ -155,29 +193,11 @@ fractam_multi_insert(Relation rel, TupleTableSlot **slots, int nslots,
 		((FractamTableCache *) tree.owner)->vm_own_xid = xid;
 	for (i = 0; i < nslots; i++)
 	{
-		TupleTableSlot *slot = slots[i];
-		bool		shouldFree = true;
-		HeapTuple	tuple = ExecFetchSlotHeapTuple(slot, true, &shouldFree);
-		HeapTuple	heaptup;
-		FtRowId		rowid;
 		bool		last_in_range;
 
-		slot->tts_tableOid = RelationGetRelid(rel);
-		tuple->t_tableOid = slot->tts_tableOid;
-		heaptup = prepare_version(rel, tuple, xid, cid, options, NULL);
-		rowid = fractam_next_rowid_ex(rel, &last_in_range);
-		fractam_rowid_tid(rowid, &heaptup->t_self);
-		heaptup->t_data->t_ctid = heaptup->t_self;
-		items[i] = fractam_version_item(rowid, heaptup, compact_limit,
-										&lens[i]);
-		if (!(options & HEAP_INSERT_NO_LOGICAL))
-			fractam_log_insert(rel, heaptup);
-		slot->tts_tid = heaptup->t_self;
-		tuple->t_self = heaptup->t_self;
-		if (heaptup != tuple)
-			heap_freetuple(heaptup);
-		if (shouldFree)
-			pfree(tuple);
+		items[i] = number_new_version(rel, slots[i], xid, cid, options,
+									  compact_limit, CurrentMemoryContext,
+									  &lens[i], &last_in_range);
 		/* a range's versions are stored before the next range is taken */
 		if (last_in_range)
 		{
