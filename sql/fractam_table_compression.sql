@@ -333,6 +333,67 @@ SELECT age(relfrozenxid) < 100 AS frozen FROM pg_class WHERE relname = 'tcz';
 SELECT rows_by_id_differ('tcz') AS tcz_differ;
 DROP TABLE tcz, tcp, tcs;
 
+-- CREATE TABLE AS, SELECT INTO, a rewriting ALTER TABLE and a COPY that
+-- inserts row by row (a volatile default) into a table created in the
+-- transaction, without indexes: the rows are kept and stored a range of
+-- row ids at a time, so they fill compressed leaves as COPY's batches do;
+-- the table is read right after, in the same transaction too
+CREATE TABLE tca USING fractam WITH (compression = 'lz4') AS
+  SELECT * FROM th ORDER BY id;
+CREATE TABLE tcu USING fractam AS SELECT * FROM th ORDER BY id;
+SELECT s.compressed_leaf_pages * 10 > s.leaf_pages * 9 AS mostly_compressed,
+       pg_relation_size('tca') * 2 < pg_relation_size('tcu') AS file_halved,
+       s.leaf_items = (SELECT count(*) FROM th) AS all_rows
+FROM fractam_stats('tca') s;
+SELECT same_as_heap('tca'), fractam_verify('tca');
+SELECT ctid, id FROM tca ORDER BY ctid LIMIT 2;
+BEGIN;
+SET LOCAL fractam.default_compression = 'zstd';
+SET LOCAL default_table_access_method = fractam;
+SELECT * INTO tci FROM th;
+SELECT count(*) = (SELECT count(*) FROM th) AS all_rows_in_transaction FROM tci;
+UPDATE tci SET k = -k WHERE id % 5 = 0;
+UPDATE tci SET k = -k WHERE id % 5 = 0;
+COMMIT;
+SELECT compressed_leaf_pages > 0 AS compressed FROM fractam_stats('tci');
+SELECT same_as_heap('tci'), fractam_verify('tci');
+ALTER TABLE tca ALTER COLUMN k TYPE bigint;
+ALTER TABLE tca ALTER COLUMN k TYPE int;
+SELECT s.compressed_leaf_pages * 10 > s.leaf_pages * 9 AS rewritten_compressed
+FROM fractam_stats('tca') s;
+SELECT same_as_heap('tca'), fractam_verify('tca');
+-- an error caught in a subtransaction of the query keeps the rows so far;
+-- an error of the statement, or a ROLLBACK, drops them with the table
+CREATE FUNCTION tc_div(a bigint, b int) RETURNS bigint LANGUAGE plpgsql AS $$
+BEGIN
+	RETURN a / b;
+EXCEPTION WHEN division_by_zero THEN
+	RETURN a;
+END $$;
+CREATE TABLE tce USING fractam WITH (compression = 'zstd') AS
+  SELECT tc_div(id, (id % 1000)::int) * 0 + id AS id, k, t, n, f FROM th ORDER BY id;
+SELECT same_as_heap('tce'), fractam_verify('tce');
+CREATE TABLE tcf USING fractam WITH (compression = 'zstd') AS
+  SELECT id / (id - 30001) AS id, k, t, n, f FROM th ORDER BY id;
+BEGIN;
+CREATE TABLE tcf USING fractam WITH (compression = 'zstd') AS SELECT * FROM th;
+ROLLBACK;
+SELECT count(*) FROM pg_class WHERE relname = 'tcf';
+CREATE TABLE tcf USING fractam WITH (compression = 'zstd') AS SELECT * FROM th;
+SELECT same_as_heap('tcf');
+COPY (SELECT * FROM th ORDER BY id) TO '/tmp/fractam_table_compression.copy';
+BEGIN;
+CREATE TABLE tcv (LIKE th, at timestamptz DEFAULT clock_timestamp())
+  USING fractam WITH (compression = 'lz4');
+COPY tcv (id, k, t, n, f) FROM '/tmp/fractam_table_compression.copy';
+SELECT count(*) = (SELECT count(*) FROM th) AS all_rows_copied FROM tcv;
+COMMIT;
+ALTER TABLE tcv DROP COLUMN at;
+SELECT compressed_leaf_pages > 0 AS compressed FROM fractam_stats('tcv');
+SELECT same_as_heap('tcv'), fractam_verify('tcv');
+DROP TABLE tca, tcu, tci, tce, tcf, tcv;
+DROP FUNCTION tc_div(bigint, int);
+
 DROP TABLE tz, tl, tp, th;
 DROP FUNCTION same_as_heap(regclass);
 

@@ -333,6 +333,7 @@ extern bool fractam_table_options_pending(Oid relid);
 
 /* table_storage.c */
 extern void fractam_table_tree(Relation rel, FtTree *tree);
+extern bool fractam_table_compressed(Relation rel);
 extern FtRowId fractam_next_rowid(Relation rel);
 extern FtRowId fractam_next_rowid_ex(Relation rel, bool *last_in_range);
 extern uint64 fractam_rowid_limit(Relation rel);
@@ -495,6 +496,21 @@ extern bool fractam_scan_sample_next_tuple(TableScanDesc scan,
 										   TupleTableSlot *slot);
 
 /* table_modify.c */
+/* rows a load into a new compressed table keeps before it stores them */
+extern PGDLLIMPORT Oid fractam_kept_relid;
+extern void fractam_flush_kept_rows(void);
+extern void fractam_flush_kept_rows_of(Relation rel);
+extern void fractam_forget_kept_rows_of(Relation rel);
+extern void fractam_finish_bulk_insert(Relation rel, int options);
+
+/* Store rel's kept rows, if any, before anything else reaches rel */
+static inline void
+fractam_flush_kept_rows_if(Relation rel)
+{
+	if (unlikely(fractam_kept_relid == RelationGetRelid(rel)))
+		fractam_flush_kept_rows_of(rel);
+}
+
 extern void fractam_tuple_insert(Relation rel, TupleTableSlot *slot,
 								 CommandId cid, int options,
 								 struct BulkInsertStateData *bistate);

@@ -46,6 +46,7 @@ fractam_index_build_range_scan(Relation table_rel, Relation index_rel,
 
 	Snapshot	snapshot = NULL;
 
+	fractam_flush_kept_rows_if(table_rel);
 	estate = CreateExecutorState();
 	econtext = GetPerTupleExprContext(estate);
 	slot = table_slot_create(table_rel, NULL);
@@ -143,6 +144,7 @@ fractam_index_validate_scan(Relation table_rel, Relation index_rel,
 	ItemPointerData indexcursor;
 	bool		tuplesort_empty = false;
 
+	fractam_flush_kept_rows_if(table_rel);
 	econtext->ecxt_scantuple = slot;
 	predicate = ExecPrepareQual(index_info->ii_Predicate, estate);
 	ItemPointerSetInvalid(&indexcursor);
@@ -361,6 +363,7 @@ fractam_relation_copy_for_cluster(Relation OldTable, Relation NewTable,
 	Size		written = 0;
 	Size		compact_limit;
 
+	fractam_flush_kept_rows_if(OldTable);
 	memset(&src, 0, sizeof(src));
 	src.rel = OldTable;
 	src.slot = table_slot_create(OldTable, NULL);

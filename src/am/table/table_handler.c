@@ -84,7 +84,7 @@ static const TableAmRoutine fractam_table_methods = {
 	.tuple_delete = fractam_tuple_delete,
 	.tuple_update = fractam_tuple_update,
 	.tuple_lock = fractam_tuple_lock,
-	.finish_bulk_insert = NULL,
+	.finish_bulk_insert = fractam_finish_bulk_insert,
 
 	.relation_set_new_filenode = fractam_relation_set_new_filenode,
 	.relation_nontransactional_truncate = fractam_relation_nontransactional_truncate,

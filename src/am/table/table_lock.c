@@ -359,6 +359,7 @@ fractam_tuple_lock(Relation rel, ItemPointer tid, Snapshot snapshot,
 	FtTree		tree;
 	FtItemRef	ref;
 
+	fractam_flush_kept_rows_if(rel);
 	tmfd->traversed = false;
 	/* a MultiXact may be needed: be counted before taking part in one */
 	MultiXactIdSetOldestMember();

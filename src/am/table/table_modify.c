@@ -30,6 +30,7 @@
 #include "storage/predicate.h"
 #include "utils/combocid.h"
 #include "utils/datum.h"
+#include "utils/memutils.h"
 #include "utils/relcache.h"
 
 /* Fill in a new version's header (heap_prepare_insert); may toast it */
@@ -148,10 +149,219 @@ insert_one(Relation rel, TupleTableSlot *slot, CommandId cid, int options,
 		pfree(tuple);
 }
 
+/*
+ * Rows a load into a new compressed table adds one at a time.
+ *
+ * CREATE TABLE AS, SELECT INTO, REFRESH MATERIALIZED VIEW and the rewrite
+ * of an ALTER TABLE insert their rows one by one through a bulk-insert
+ * state, into a relation file created in this transaction that has no
+ * index and no trigger.  Stored one by one, each row goes in at the right
+ * edge and the full leaves there seal uncompressed: only a batch brings
+ * the rows that fill compressed pages (ft_flush.c take_append_batch).  So
+ * such rows are numbered and formed as they come, kept in backend memory,
+ * and stored a range of row ids at a time through ft_insert_ascending, as
+ * COPY's multi_insert stores its batches (before the next range is taken,
+ * as table_rowid_reuse.c requires).  Nobody else can see the file, no
+ * index entry points to a kept row, and the load itself reads nothing of
+ * the table before its finish_bulk_insert, which stores the rest; anything
+ * else of this backend that reaches the table first (a scan, a fetch, a
+ * change, VACUUM, an index build: fractam_flush_kept_rows_if) stores them
+ * before it goes on, and so does the commit.  An abort of the
+ * (sub)transaction that kept them forgets them, with the file.
+ */
+typedef struct KeptRows
+{
+	Oid			relid;			/* InvalidOid: none kept */
+	SubTransactionId subid;		/* of the inserts (their subtransaction) */
+	bool		frozen;			/* HEAP_INSERT_FROZEN */
+	MemoryContext cxt;			/* under TopTransactionContext */
+	char	  **items;
+	Size	   *lens;
+	int			n;
+	int			cap;
+} KeptRows;
+
+static KeptRows kept;
+
+/* the relation whose rows are kept (see above), for a cheap check */
+Oid			fractam_kept_relid = InvalidOid;
+
+static bool kept_callbacks = false;
+
+/* Does this insert go into kept rows (see KeptRows)? */
+static bool
+keeps_rows(Relation rel, int options, struct BulkInsertStateData *bistate)
+{
+	return bistate != NULL &&
+		(rel->rd_rel->relkind == RELKIND_RELATION ||
+		 rel->rd_rel->relkind == RELKIND_MATVIEW) &&
+		(rel->rd_createSubid != InvalidSubTransactionId ||
+		 rel->rd_firstRelfilenodeSubid != InvalidSubTransactionId) &&
+		!rel->rd_rel->relhasindex && rel->trigdesc == NULL &&
+		!(options & HEAP_INSERT_SPECULATIVE) &&
+		fractam_table_compressed(rel);
+}
+
+static void
+forget_kept_rows(void)
+{
+	if (kept.cxt)
+		MemoryContextDelete(kept.cxt);
+	memset(&kept, 0, sizeof(kept));
+	fractam_kept_relid = InvalidOid;
+}
+
+static void
+store_kept_rows(Relation rel)
+{
+	FtTree		tree;
+	FractamTableCache *cache;
+
+	Assert(RelationGetRelid(rel) == kept.relid);
+	if (kept.n > 0)
+	{
+		fractam_table_tree(rel, &tree);
+		cache = (FractamTableCache *) tree.owner;
+		/* versions of this transaction's own (see fractam_vm_leaf_insert_hook) */
+		if (!kept.frozen)
+			cache->vm_own_xid = GetCurrentTransactionId();
+		ft_insert_ascending(&tree, kept.items, kept.lens, kept.n);
+		cache->vm_own_xid = InvalidTransactionId;
+		for (int i = 0; i < kept.n; i++)
+			pfree(kept.items[i]);
+		kept.n = 0;
+	}
+}
+
+/* Store the rows kept for rel (see KeptRows) */
+void
+fractam_flush_kept_rows_of(Relation rel)
+{
+	store_kept_rows(rel);
+	forget_kept_rows();
+}
+
+static void
+kept_rows_xact_end(XactEvent event, void *arg)
+{
+	if (kept.relid == InvalidOid)
+		return;
+	if (event == XACT_EVENT_PRE_COMMIT || event == XACT_EVENT_PRE_PREPARE)
+	{
+		/* a load that did not finish (finish_bulk_insert stores them) */
+		Relation	rel = try_relation_open(kept.relid, NoLock);
+
+		if (rel == NULL)
+			forget_kept_rows();
+		else
+		{
+			fractam_flush_kept_rows_of(rel);
+			relation_close(rel, NoLock);
+		}
+	}
+	else
+		forget_kept_rows();
+}
+
+static void
+kept_rows_subxact_end(SubXactEvent event, SubTransactionId mySubid,
+					  SubTransactionId parentSubid, void *arg)
+{
+	if (kept.relid == InvalidOid || kept.subid != mySubid)
+		return;
+	if (event == SUBXACT_EVENT_ABORT_SUB)
+		forget_kept_rows();
+	else if (event == SUBXACT_EVENT_COMMIT_SUB)
+		kept.subid = parentSubid;
+}
+
+/* Number and form a row of a load into kept rows (see KeptRows) */
+static void
+keep_row(Relation rel, TupleTableSlot *slot, CommandId cid, int options)
+{
+	bool		frozen = (options & HEAP_INSERT_FROZEN) != 0;
+	bool		last_in_range;
+
+	if (kept.relid != InvalidOid &&
+		(kept.relid != RelationGetRelid(rel) || kept.frozen != frozen ||
+		 kept.subid != GetCurrentSubTransactionId()))
+		fractam_flush_kept_rows();
+	if (!kept_callbacks)
+	{
+		RegisterXactCallback(kept_rows_xact_end, NULL);
+		RegisterSubXactCallback(kept_rows_subxact_end, NULL);
+		kept_callbacks = true;
+	}
+	if (kept.relid == InvalidOid)
+	{
+		kept.cxt = AllocSetContextCreate(TopTransactionContext,
+										 "fractam kept rows",
+										 ALLOCSET_DEFAULT_SIZES);
+		kept.cap = 256;
+		kept.items = MemoryContextAlloc(kept.cxt, sizeof(char *) * kept.cap);
+		kept.lens = MemoryContextAlloc(kept.cxt, sizeof(Size) * kept.cap);
+		kept.relid = RelationGetRelid(rel);
+		kept.subid = GetCurrentSubTransactionId();
+		kept.frozen = frozen;
+		fractam_kept_relid = kept.relid;
+	}
+	if (kept.n == kept.cap)
+	{
+		kept.cap *= 2;
+		kept.items = repalloc(kept.items, sizeof(char *) * kept.cap);
+		kept.lens = repalloc(kept.lens, sizeof(Size) * kept.cap);
+	}
+	kept.items[kept.n] = number_new_version(rel, slot,
+											GetCurrentTransactionId(), cid,
+											options,
+											fractam_compact_limit(rel),
+											kept.cxt, &kept.lens[kept.n],
+											&last_in_range);
+	kept.n++;
+	pgstat_count_heap_insert(rel, 1);
+	/* a range's versions are stored before the next range is taken */
+	if (last_in_range)
+		store_kept_rows(rel);
+}
+
+/* Store the rows kept for whichever table (see KeptRows) */
+void
+fractam_flush_kept_rows(void)
+{
+	Relation	rel;
+
+	if (kept.relid == InvalidOid)
+		return;
+	rel = relation_open(kept.relid, NoLock);
+	fractam_flush_kept_rows_of(rel);
+	relation_close(rel, NoLock);
+}
+
+/* The rows kept for rel go with its file (TRUNCATE, a new file) */
+void
+fractam_forget_kept_rows_of(Relation rel)
+{
+	if (kept.relid == RelationGetRelid(rel))
+		forget_kept_rows();
+}
+
+/* finish_bulk_insert: the end of a load (CREATE TABLE AS, a rewrite, COPY) */
+void
+fractam_finish_bulk_insert(Relation rel, int options)
+{
+	fractam_flush_kept_rows_if(rel);
+}
+
 void
 fractam_tuple_insert(Relation rel, TupleTableSlot *slot, CommandId cid,
 					 int options, struct BulkInsertStateData *bistate)
 {
+	if (keeps_rows(rel, options, bistate))
+	{
+		keep_row(rel, slot, cid, options);
+		return;
+	}
+	fractam_flush_kept_rows_if(rel);
 	insert_one(rel, slot, cid, options, false, 0);
 }
 
@@ -161,6 +371,7 @@ fractam_tuple_insert_speculative(Relation rel, TupleTableSlot *slot,
 								 struct BulkInsertStateData *bistate,
 								 uint32 specToken)
 {
+	fractam_flush_kept_rows_if(rel);
 	insert_one(rel, slot, cid, options, true, specToken);
 }
 
@@ -177,6 +388,7 @@ fractam_multi_insert(Relation rel, TupleTableSlot **slots, int nslots,
 	int			i;
 	int			stored = 0;
 
+	fractam_flush_kept_rows_if(rel);
 	/* a serializable reader of the whole table conflicts with any insert */
 	CheckForSerializableConflictIn(rel, NULL, InvalidBlockNumber);
 
@@ -462,6 +674,7 @@ fractam_tuple_delete(Relation rel, ItemPointer tid, CommandId cid,
 	HeapTuple	logold = NULL;
 	bool		logical = RelationIsLogicallyLogged(rel);
 
+	fractam_flush_kept_rows_if(rel);
 	CheckForSerializableConflictIn(rel, tid, ItemPointerGetBlockNumber(tid));
 	/* before any leaf is locked: it may open the indexes */
 	idattrs = fractam_logical_identity_columns(rel);
@@ -533,6 +746,7 @@ fractam_tuple_update(Relation rel, ItemPointer otid, TupleTableSlot *slot,
 	Bitmapset  *idattrs;
 	HeapTuple	logold = NULL;
 
+	fractam_flush_kept_rows_if(rel);
 	/* every update gets a new TID, so every index needs an entry */
 	*update_indexes = true;
 	*lockmode = LockTupleExclusive;

@@ -106,6 +106,7 @@ fractam_scan_begin(Relation rel, Snapshot snapshot, int nkeys,
 	FractamScanDesc scan = palloc0(sizeof(FractamScanDescData));
 	BlockNumber nblocks;
 
+	fractam_flush_kept_rows_if(rel);
 	RelationIncrementReferenceCount(rel);
 	scan->rs_base.rs_rd = rel;
 	scan->rs_base.rs_snapshot = snapshot;
@@ -588,6 +589,7 @@ fractam_index_fetch_begin(Relation rel)
 {
 	FractamIndexFetchData *fetch = palloc0(sizeof(FractamIndexFetchData));
 
+	fractam_flush_kept_rows_if(rel);
 	fetch->xs_base.rel = rel;
 	fetch->leaf_hint = FT_NO_LEAF_HINT;
 	fetch->leaf_hint.keep_pin = true;
@@ -668,6 +670,7 @@ bool
 fractam_tuple_fetch_row_version(Relation rel, ItemPointer tid,
 								Snapshot snapshot, TupleTableSlot *slot)
 {
+	fractam_flush_kept_rows_if(rel);
 	return fetch_visible(rel, tid, snapshot, slot, NULL, NULL);
 }
 
@@ -686,6 +689,7 @@ fractam_tuple_get_latest_tid(TableScanDesc scan, ItemPointer tid)
 	ItemPointerData ctid = *tid;
 	TransactionId priorXmax = InvalidTransactionId;
 
+	fractam_flush_kept_rows_if(scan->rs_rd);
 	for (;;)
 	{
 		HeapTuple	tup;

@@ -311,10 +311,17 @@ fractam_table_tree(Relation rel, FtTree *tree)
 	tree->leaf_prune_hook = fractam_leaf_prune;
 	tree->leaf_range_hook = note_leaf_range;
 	tree->owner = cache;
-	/* VACUUM merges cold leaves into compressed ones (ft_vacuum.c) */
+	/* loads and VACUUM's merges write compressed leaves (ft_flush.c, ft_vacuum.c) */
 	tree->codec = cache->options.codec;
 	tree->codec_level = cache->options.compression_level;
 	tree->frame_chgcap = FT_FRAME_TABLE_CHGCAP;
+}
+
+/* Are the leaves written from now on compressed? */
+bool
+fractam_table_compressed(Relation rel)
+{
+	return table_cache(rel)->options.codec != FT_CODEC_NONE;
 }
 
 /*
@@ -901,6 +908,8 @@ fractam_relation_set_new_filenode(Relation rel, const RelFileNode *newrnode,
 {
 	SMgrRelation srel;
 
+	/* rows a load kept for the old file go with it */
+	fractam_forget_kept_rows_of(rel);
 	/* no version can be older than this transaction's snapshot horizon */
 	*freezeXid = RecentXmin;
 	*minmulti = GetOldestMultiXactId();
@@ -928,6 +937,8 @@ fractam_relation_set_new_filenode(Relation rel, const RelFileNode *newrnode,
 void
 fractam_relation_nontransactional_truncate(Relation rel)
 {
+	/* rows a load kept for the old file go with it */
+	fractam_forget_kept_rows_of(rel);
 	RelationTruncate(rel, 0);
 	fractam_forget_cache(rel);
 	ft_create_storage(RelationGetSmgr(rel), MAIN_FORKNUM,
@@ -941,6 +952,7 @@ fractam_relation_copy_data(Relation rel, const RelFileNode *newrnode)
 	SMgrRelation dstrel;
 	ForkNumber	fork;
 
+	fractam_flush_kept_rows_if(rel);
 	FlushRelationBuffers(rel);
 	dstrel = RelationCreateStorage(*newrnode, rel->rd_rel->relpersistence, true);
 	RelationCopyStorage(RelationGetSmgr(rel), dstrel, MAIN_FORKNUM,

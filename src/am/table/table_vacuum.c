@@ -401,6 +401,7 @@ fractam_relation_vacuum(Relation rel, struct VacuumParams *params,
 	WalUsage	walusage_start = pgWalUsage;
 	char	   *detail;
 
+	fractam_flush_kept_rows_if(rel);
 	if (log_auto)
 	{
 		pg_rusage_init(&ru0);
