@@ -336,8 +336,9 @@ DROP TABLE tcz, tcp, tcs;
 -- CREATE TABLE AS, SELECT INTO, a rewriting ALTER TABLE and a COPY that
 -- inserts row by row (a volatile default) into a table created in the
 -- transaction, without indexes: the rows are kept and stored a range of
--- row ids at a time, so they fill compressed leaves as COPY's batches do;
--- the table is read right after, in the same transaction too
+-- row ids at a time (compressed or not), so they fill compressed leaves
+-- as COPY's batches do; the table is read right after, in the same
+-- transaction too
 CREATE TABLE tca USING fractam WITH (compression = 'lz4') AS
   SELECT * FROM th ORDER BY id;
 CREATE TABLE tcu USING fractam AS SELECT * FROM th ORDER BY id;
@@ -346,6 +347,7 @@ SELECT s.compressed_leaf_pages * 10 > s.leaf_pages * 9 AS mostly_compressed,
        s.leaf_items = (SELECT count(*) FROM th) AS all_rows
 FROM fractam_stats('tca') s;
 SELECT same_as_heap('tca'), fractam_verify('tca');
+SELECT same_as_heap('tcu'), fractam_verify('tcu');
 SELECT ctid, id FROM tca ORDER BY ctid LIMIT 2;
 BEGIN;
 SET LOCAL fractam.default_compression = 'zstd';

@@ -333,7 +333,6 @@ extern bool fractam_table_options_pending(Oid relid);
 
 /* table_storage.c */
 extern void fractam_table_tree(Relation rel, FtTree *tree);
-extern bool fractam_table_compressed(Relation rel);
 extern FtRowId fractam_next_rowid(Relation rel);
 extern FtRowId fractam_next_rowid_ex(Relation rel, bool *last_in_range);
 extern uint64 fractam_rowid_limit(Relation rel);
@@ -496,7 +495,7 @@ extern bool fractam_scan_sample_next_tuple(TableScanDesc scan,
 										   TupleTableSlot *slot);
 
 /* table_modify.c */
-/* rows a load into a new compressed table keeps before it stores them */
+/* rows a load into a new table keeps before it stores them */
 extern PGDLLIMPORT Oid fractam_kept_relid;
 extern void fractam_flush_kept_rows(void);
 extern void fractam_flush_kept_rows_of(Relation rel);

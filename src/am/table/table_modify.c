@@ -150,15 +150,16 @@ insert_one(Relation rel, TupleTableSlot *slot, CommandId cid, int options,
 }
 
 /*
- * Rows a load into a new compressed table adds one at a time.
+ * Rows a load into a new table adds one at a time.
  *
  * CREATE TABLE AS, SELECT INTO, REFRESH MATERIALIZED VIEW and the rewrite
  * of an ALTER TABLE insert their rows one by one through a bulk-insert
  * state, into a relation file created in this transaction that has no
- * index and no trigger.  Stored one by one, each row goes in at the right
- * edge and the full leaves there seal uncompressed: only a batch brings
- * the rows that fill compressed pages (ft_flush.c take_append_batch).  So
- * such rows are numbered and formed as they come, kept in backend memory,
+ * index and no trigger.  Stored one by one, each row costs an insert and a
+ * WAL record of its own, and in a compressed table the full leaves at the
+ * right edge seal uncompressed: only a batch brings the rows that fill
+ * compressed pages (ft_flush.c take_append_batch), and appends a leaf's
+ * worth per record.  So such rows are numbered and formed as they come, kept in backend memory,
  * and stored a range of row ids at a time through ft_insert_ascending, as
  * COPY's multi_insert stores its batches (before the next range is taken,
  * as table_rowid_reuse.c requires).  Nobody else can see the file, no
@@ -198,8 +199,7 @@ keeps_rows(Relation rel, int options, struct BulkInsertStateData *bistate)
 		(rel->rd_createSubid != InvalidSubTransactionId ||
 		 rel->rd_firstRelfilenodeSubid != InvalidSubTransactionId) &&
 		!rel->rd_rel->relhasindex && rel->trigdesc == NULL &&
-		!(options & HEAP_INSERT_SPECULATIVE) &&
-		fractam_table_compressed(rel);
+		!(options & HEAP_INSERT_SPECULATIVE);
 }
 
 static void

@@ -317,13 +317,6 @@ fractam_table_tree(Relation rel, FtTree *tree)
 	tree->frame_chgcap = FT_FRAME_TABLE_CHGCAP;
 }
 
-/* Are the leaves written from now on compressed? */
-bool
-fractam_table_compressed(Relation rel)
-{
-	return table_cache(rel)->options.codec != FT_CODEC_NONE;
-}
-
 /*
  * Leaf hints: the leaf where this backend last found a row id of each run
  * of 2^LEAF_HINT_SHIFT row ids, and the buffer it was in then (pinned
