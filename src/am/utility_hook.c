@@ -182,6 +182,13 @@ run_standard(PlannedStmt *pstmt, const char *queryString, bool readOnlyTree,
 		else
 			standard_ProcessUtility(pstmt, queryString, readOnlyTree, context,
 									params, queryEnv, dest, qc);
+
+		/*
+		 * A load's kept rows are stored by its end (finish_bulk_insert),
+		 * except a COPY's that inserted row by row, which has none: by the
+		 * end of the statement, then (table_modify.c, KeptRows).
+		 */
+		fractam_flush_kept_rows();
 	}
 	PG_FINALLY();
 	{

@@ -164,7 +164,9 @@ insert_one(Relation rel, TupleTableSlot *slot, CommandId cid, int options,
  * COPY's multi_insert stores its batches (before the next range is taken,
  * as table_rowid_reuse.c requires).  Nobody else can see the file, no
  * index entry points to a kept row, and the load itself reads nothing of
- * the table before its finish_bulk_insert, which stores the rest; anything
+ * the table before its finish_bulk_insert, which stores the rest (the end
+ * of the utility statement, for a COPY that inserts row by row and has
+ * none: utility_hook.c); anything
  * else of this backend that reaches the table first (a scan, a fetch, a
  * change, VACUUM, an index build: fractam_flush_kept_rows_if) stores them
  * before it goes on, and so does the commit.  An abort of the
@@ -174,7 +176,11 @@ typedef struct KeptRows
 {
 	Oid			relid;			/* InvalidOid: none kept */
 	SubTransactionId subid;		/* of the inserts (their subtransaction) */
+	TransactionId xid;			/* their xmin */
 	bool		frozen;			/* HEAP_INSERT_FROZEN */
+	BufferAccessStrategy strategy;	/* the load's ring (its own: a load's
+									 * bulk-insert state is freed before
+									 * finish_bulk_insert) */
 	MemoryContext cxt;			/* under TopTransactionContext */
 	char	  **items;
 	Size	   *lens;
@@ -221,10 +227,16 @@ store_kept_rows(Relation rel)
 	if (kept.n > 0)
 	{
 		fractam_table_tree(rel, &tree);
+		tree.strategy = kept.strategy;
 		cache = (FractamTableCache *) tree.owner;
 		/* versions of this transaction's own (see fractam_vm_leaf_insert_hook) */
 		if (!kept.frozen)
-			cache->vm_own_xid = GetCurrentTransactionId();
+			cache->vm_own_xid = kept.xid;
+
+		/*
+		 * An error here leaves every row kept: storing them again skips
+		 * those already stored (an item equal to one stored is a no-op).
+		 */
 		ft_insert_ascending(&tree, kept.items, kept.lens, kept.n);
 		cache->vm_own_xid = InvalidTransactionId;
 		for (int i = 0; i < kept.n; i++)
@@ -247,18 +259,7 @@ kept_rows_xact_end(XactEvent event, void *arg)
 	if (kept.relid == InvalidOid)
 		return;
 	if (event == XACT_EVENT_PRE_COMMIT || event == XACT_EVENT_PRE_PREPARE)
-	{
-		/* a load that did not finish (finish_bulk_insert stores them) */
-		Relation	rel = try_relation_open(kept.relid, NoLock);
-
-		if (rel == NULL)
-			forget_kept_rows();
-		else
-		{
-			fractam_flush_kept_rows_of(rel);
-			relation_close(rel, NoLock);
-		}
-	}
+		fractam_flush_kept_rows();	/* a load that did not finish */
 	else
 		forget_kept_rows();
 }
@@ -302,7 +303,14 @@ keep_row(Relation rel, TupleTableSlot *slot, CommandId cid, int options)
 		kept.lens = MemoryContextAlloc(kept.cxt, sizeof(Size) * kept.cap);
 		kept.relid = RelationGetRelid(rel);
 		kept.subid = GetCurrentSubTransactionId();
+		kept.xid = GetCurrentTransactionId();
 		kept.frozen = frozen;
+		{
+			MemoryContext old = MemoryContextSwitchTo(kept.cxt);
+
+			kept.strategy = GetAccessStrategy(BAS_BULKWRITE);
+			MemoryContextSwitchTo(old);
+		}
 		fractam_kept_relid = kept.relid;
 	}
 	if (kept.n == kept.cap)
@@ -311,8 +319,7 @@ keep_row(Relation rel, TupleTableSlot *slot, CommandId cid, int options)
 		kept.items = repalloc(kept.items, sizeof(char *) * kept.cap);
 		kept.lens = repalloc(kept.lens, sizeof(Size) * kept.cap);
 	}
-	kept.items[kept.n] = number_new_version(rel, slot,
-											GetCurrentTransactionId(), cid,
+	kept.items[kept.n] = number_new_version(rel, slot, kept.xid, cid,
 											options,
 											fractam_compact_limit(rel),
 											kept.cxt, &kept.lens[kept.n],
@@ -332,7 +339,12 @@ fractam_flush_kept_rows(void)
 
 	if (kept.relid == InvalidOid)
 		return;
-	rel = relation_open(kept.relid, NoLock);
+	rel = try_relation_open(kept.relid, NoLock);
+	if (rel == NULL)
+	{
+		forget_kept_rows();
+		return;
+	}
 	fractam_flush_kept_rows_of(rel);
 	relation_close(rel, NoLock);
 }

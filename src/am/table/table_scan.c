@@ -553,10 +553,14 @@ Size
 fractam_parallelscan_initialize(Relation rel, ParallelTableScanDesc pscan)
 {
 	FractamParallelScanDesc fpscan = (FractamParallelScanDesc) pscan;
-	uint64		end = (fractam_rowid_limit(rel) + FRACTAM_ROWS_PER_BLOCK - 1) /
-		FRACTAM_ROWS_PER_BLOCK;
-	uint64		first = fractam_rowid_first(rel) / FRACTAM_ROWS_PER_BLOCK;
+	uint64		end;
+	uint64		first;
 
+	/* before the workers start (a parallel index build's leader is one) */
+	fractam_flush_kept_rows_if(rel);
+	end = (fractam_rowid_limit(rel) + FRACTAM_ROWS_PER_BLOCK - 1) /
+		FRACTAM_ROWS_PER_BLOCK;
+	first = fractam_rowid_first(rel) / FRACTAM_ROWS_PER_BLOCK;
 	table_block_parallelscan_initialize(rel, pscan);
 	first = Min(first, end);
 	fpscan->first_rowid = first * FRACTAM_ROWS_PER_BLOCK;

@@ -901,8 +901,8 @@ fractam_relation_set_new_filenode(Relation rel, const RelFileNode *newrnode,
 {
 	SMgrRelation srel;
 
-	/* rows a load kept for the old file go with it */
-	fractam_forget_kept_rows_of(rel);
+	/* rows a load kept go into the old file, which a rollback brings back */
+	fractam_flush_kept_rows_if(rel);
 	/* no version can be older than this transaction's snapshot horizon */
 	*freezeXid = RecentXmin;
 	*minmulti = GetOldestMultiXactId();
