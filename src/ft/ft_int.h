@@ -345,6 +345,13 @@ extern void ft_prefetch_move_leaves(FtTree *tree, BlockNumber xblk,
 extern void ft_delete_offsets(FtTree *tree, Buffer buf, OffsetNumber *dead,
 							  int ndead);
 
+/* at most this many leaves merge into one compressed leaf (one record) */
+#define FT_MERGE_MAX_LEAVES	8
+
+extern Size ft_leaf_items_space(Page page);
+extern bool ft_merge_leaves(FtTree *tree, Buffer bbuf, int a, Buffer lsbuf,
+							Buffer *leaves, int k);
+
 /* ft_prune.c */
 extern bool ft_prune_leaf(FtTree *tree, Buffer lbuf, Size need);
 extern bool ft_prune_run(FtTree *tree, char **old, Size *oldlens, int nold,

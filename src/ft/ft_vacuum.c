@@ -919,12 +919,9 @@ mark_deleted(Page page, uint16 kind, uint16 level, BlockNumber right)
 	opaque->ft_msn = U64FromFullTransactionId(ReadNextFullTransactionId());
 }
 
-/* at most this many leaves merge into one compressed leaf (one record) */
-#define FT_MERGE_MAX_LEAVES	8
-
 /* the page space a leaf's items take (its high key not counted) */
-static Size
-leaf_items_space(Page page)
+Size
+ft_leaf_items_space(Page page)
 {
 	FtPageOpaque opaque = FtPageGetOpaque(page);
 	OffsetNumber maxoff = PageGetMaxOffsetNumber(page);
@@ -947,9 +944,9 @@ leaf_items_space(Page page)
  * (ft_scan.c), and a lookup moves right.  One WAL record: images of the
  * node and the leaves, and the left sibling's new right link.
  */
-static bool
-merge_leaves(FtTree *tree, Buffer bbuf, int a, Buffer lsbuf, Buffer *leaves,
-			 int k)
+bool
+ft_merge_leaves(FtTree *tree, Buffer bbuf, int a, Buffer lsbuf, Buffer *leaves,
+				int k)
 {
 	Page		bpage = BufferGetPage(bbuf);
 	FtPageOpaque bopaque = FtPageGetOpaque(bpage);
@@ -1113,7 +1110,7 @@ compress_leaves(FtTree *tree, BlockNumber bblk, EmptyLeaves *cands,
 			lp = BufferGetPage(lb);
 			sp = live_page(lp, FT_PAGE_LEAF) && !ft_leaf_is_compressed(lp) &&
 				!FtPageIsRightmost(FtPageGetOpaque(lp)) ?
-				leaf_items_space(lp) : 0;
+				ft_leaf_items_space(lp) : 0;
 			if (sp == 0 || space + sp > FtFrameCapacity(tree))
 			{
 				UnlockReleaseBuffer(lb);
@@ -1129,7 +1126,7 @@ compress_leaves(FtTree *tree, BlockNumber bblk, EmptyLeaves *cands,
 		 * out, to start the next run (leaving out the first instead left
 		 * every third leaf uncompressed where only two fit).
 		 */
-		while (k >= 2 && !merge_leaves(tree, bbuf, a, lsbuf, leaves, k))
+		while (k >= 2 && !ft_merge_leaves(tree, bbuf, a, lsbuf, leaves, k))
 			UnlockReleaseBuffer(leaves[--k]);
 		if (k >= 2)
 		{
