@@ -49,6 +49,7 @@ OBJS = \
 	src/ft/ft_oscache.o \
 	src/ft/ft_insert.o \
 	src/ft/ft_flush.o \
+	src/ft/ft_seal.o \
 	src/ft/ft_split.o \
 	src/ft/ft_scan.o \
 	src/ft/ft_build.o \

@@ -211,6 +211,15 @@ typedef struct FtTree
 	struct FtAppendBatch *append_batch;
 
 	/*
+	 * Set by ft_flush_child when a direct insert split a full leaf of a
+	 * compressed tree whose items can be adjacent (a table's) and went
+	 * right of the pages the split left behind: an append point moved on,
+	 * and the insert merges the full leaves behind it into a compressed
+	 * one (ft_seal.c).  Meaningful only right after that call.
+	 */
+	bool		sealed_split;
+
+	/*
 	 * VACUUM (ft_vacuum) does not wait for a page a scan has pinned: it reads
 	 * that page under a share lock instead, calls the callback with patch
 	 * NULL and changes nothing there, as heap's VACUUM handles a page whose

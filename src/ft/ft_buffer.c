@@ -9,6 +9,7 @@
  */
 #include "postgres.h"
 
+#include "access/transam.h"
 #include "access/xloginsert.h"
 #include "ft/ft_int.h"
 #include "miscadmin.h"
@@ -379,6 +380,83 @@ take_free_page(FtTree *tree, BufferAccessStrategy strategy)
 }
 
 /*
+ * Pages this backend deleted outside VACUUM (leaves merged into a
+ * compressed one behind a table's append point, ft_seal.c), oldest first:
+ * the free space map is only a hint that VACUUM fills, and a page offered
+ * there before it may be reused is dropped by the first allocation that
+ * finds it too young (try_free_page).  So the backend keeps them and takes
+ * one for its own next allocation in the same relation once every snapshot
+ * is newer than its deletion, as ft_page_recyclable wants; a stream of
+ * short transactions (the timeseries load) thus reuses the pages its
+ * merges free a few transactions later, and the file stays the size of
+ * the compressed rows.  Deletions are stamped in order, so the oldest
+ * entry tells whether any may be reused yet.  Entries are hints as the
+ * map's are (try_free_page checks the page under its lock); when the list
+ * is full the oldest is forgotten, and the next VACUUM offers it
+ * (record_unreached_free_pages).
+ */
+typedef struct OwnDeletedPage
+{
+	RelFileNode node;
+	BlockNumber blkno;
+	FullTransactionId deleted_at;
+} OwnDeletedPage;
+
+#define FT_OWN_DELETED_MAX	256
+
+static OwnDeletedPage own_deleted[FT_OWN_DELETED_MAX];
+static int	n_own_deleted = 0;
+
+void
+ft_remember_deleted_page(FtTree *tree, BlockNumber blkno)
+{
+	if (n_own_deleted == FT_OWN_DELETED_MAX)
+	{
+		memmove(own_deleted, own_deleted + 1,
+				sizeof(OwnDeletedPage) * (FT_OWN_DELETED_MAX - 1));
+		n_own_deleted--;
+	}
+	own_deleted[n_own_deleted].node = tree->rel->rd_node;
+	own_deleted[n_own_deleted].blkno = blkno;
+	/* read after the deletion: not older than the page's own stamp */
+	own_deleted[n_own_deleted].deleted_at = ReadNextFullTransactionId();
+	n_own_deleted++;
+}
+
+/* a page of this relation that this backend deleted and may reuse now */
+static Buffer
+take_own_deleted_page(FtTree *tree, BufferAccessStrategy strategy)
+{
+	BlockNumber nblocks = InvalidBlockNumber;
+	int			i = 0;
+
+	while (i < n_own_deleted &&
+		   GlobalVisCheckRemovableFullXid(NULL, own_deleted[i].deleted_at))
+	{
+		BlockNumber blkno = own_deleted[i].blkno;
+		Buffer		buf;
+
+		if (!RelFileNodeEquals(own_deleted[i].node, tree->rel->rd_node))
+		{
+			i++;
+			continue;
+		}
+		memmove(own_deleted + i, own_deleted + i + 1,
+				sizeof(OwnDeletedPage) * (n_own_deleted - i - 1));
+		n_own_deleted--;
+		/* the file may have been truncated since (VACUUM, a new relfilenode) */
+		if (nblocks == InvalidBlockNumber)
+			nblocks = smgrnblocks(RelationGetSmgr(tree->rel), MAIN_FORKNUM);
+		if (blkno >= nblocks)
+			continue;
+		buf = try_free_page(tree, strategy, blkno);
+		if (BufferIsValid(buf))
+			return buf;
+	}
+	return InvalidBuffer;
+}
+
+/*
  * Pages a backend that waited for the extension lock adds beyond its own,
  * per backend still waiting (as heap's RelationAddExtraBlocks), and at most
  * this many.
@@ -432,6 +510,12 @@ newbuf(FtTree *tree, BufferAccessStrategy strategy)
 	bool		needLock = !RELATION_IS_LOCAL(tree->rel);
 	int			extra = 0;
 
+	if (n_own_deleted > 0)
+	{
+		buf = take_own_deleted_page(tree, strategy);
+		if (BufferIsValid(buf))
+			return buf;
+	}
 	for (;;)
 	{
 		BlockNumber blkno;

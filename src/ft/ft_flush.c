@@ -766,6 +766,20 @@ ft_flush_child(FtTree *tree, Buffer bbuf, int childidx, Buffer lbuf,
 		pfree(delta);
 	}
 
+	/*
+	 * A compressed table's append point split, the new row going right of
+	 * the full pages it leaves behind: the caller may merge them into a
+	 * compressed leaf (ft_seal.c).
+	 */
+	if (tree->codec != FT_CODEC_NONE && tree->adjacent != NULL &&
+		!tree->buffering && tree->append_batch == NULL &&
+		extra != NULL && first == end)
+	{
+		for (int i = starts[npages - 1]; i < nitems; i++)
+			if (items[i] == extra)
+				tree->sealed_split = true;
+	}
+
 	for (p = 0; p < npages; p++)
 		UnlockReleaseBuffer(bufs[p]);
 	for (p = 0; p < npages - 1; p++)

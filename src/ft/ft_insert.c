@@ -743,8 +743,14 @@ apply_with_rewrite(FtTree *tree, Buffer bbuf, int childidx,
 		UnlockReleaseBuffer(lbuf);
 		return res == LEAF_INSERTED ? INSERT_DONE : key_step(res);
 	}
+	tree->sealed_split = false;
 	if (ft_flush_child(tree, bbuf, childidx, lbuf, item, len, false) == FT_FLUSH_DONE)
+	{
+		/* the split left full leaves behind an append point: compress them */
+		if (tree->sealed_split)
+			ft_seal_behind(tree, bbuf, childidx);
 		return INSERT_DONE;
+	}
 	return INSERT_RETRY;
 }
 

@@ -181,6 +181,7 @@ extern void ft_checkpage(Relation rel, Buffer buf);
 extern Buffer ft_newbuf(FtTree *tree);
 extern Buffer ft_newleaf(FtTree *tree);
 extern void ft_release_spare_leaf(FtTree *tree);
+extern void ft_remember_deleted_page(FtTree *tree, BlockNumber blkno);
 extern bool ft_page_recyclable(Page page);
 extern void ft_read_meta(FtTree *tree, BlockNumber *root, uint32 *root_level);
 extern void ft_forget_root(FtTree *tree);
@@ -350,7 +351,10 @@ extern void ft_delete_offsets(FtTree *tree, Buffer buf, OffsetNumber *dead,
 
 extern Size ft_leaf_items_space(Page page);
 extern bool ft_merge_leaves(FtTree *tree, Buffer bbuf, int a, Buffer lsbuf,
-							Buffer *leaves, int k);
+							Buffer *leaves, int k, bool prune);
+
+/* ft_seal.c */
+extern void ft_seal_behind(FtTree *tree, Buffer bbuf, int childidx);
 
 /* ft_prune.c */
 extern bool ft_prune_leaf(FtTree *tree, Buffer lbuf, Size need);

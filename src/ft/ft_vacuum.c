@@ -935,18 +935,19 @@ ft_leaf_items_space(Page page)
 /*
  * Merge leaves[0..k) (consecutive children a .. a + k - 1 of level-1 node
  * bbuf, the left sibling lsbuf before them; all locked exclusively) into
- * one compressed leaf in the place of the last, if their items, pruned by
- * the owner, fit one.  The others are deleted as unlink_empty_leaves
- * deletes an empty leaf, their range going to the compressed leaf on their
- * right: anyone who reaches one through an old pointer moves right to it.
- * Keys only ever move right, as in a split, so a reader that copied a leaf
- * before finds nothing twice: a forward scan goes on past its old high key
- * (ft_scan.c), and a lookup moves right.  One WAL record: images of the
- * node and the leaves, and the left sibling's new right link.
+ * one compressed leaf in the place of the last, if their items (pruned by
+ * the owner first, if prune) fit one.  The others are deleted as
+ * unlink_empty_leaves deletes an empty leaf, their range going to the
+ * compressed leaf on their right: anyone who reaches one through an old
+ * pointer moves right to it.  Keys only ever move right, as in a split, so
+ * a reader that copied a leaf before finds nothing twice: a forward scan
+ * goes on past its old high key (ft_scan.c), and a lookup moves right.  One
+ * WAL record: images of the node and the leaves, and the left sibling's new
+ * right link.
  */
 bool
 ft_merge_leaves(FtTree *tree, Buffer bbuf, int a, Buffer lsbuf, Buffer *leaves,
-				int k)
+				int k, bool prune)
 {
 	Page		bpage = BufferGetPage(bbuf);
 	FtPageOpaque bopaque = FtPageGetOpaque(bpage);
@@ -993,8 +994,9 @@ ft_merge_leaves(FtTree *tree, Buffer bbuf, int a, Buffer lsbuf, Buffer *leaves,
 	}
 
 	/* the owner drops what nobody needs and settles what it can */
-	pruned = ft_prune_run(tree, old, oldlens, nold, false, &pr, &items, &lens,
-						  &n, &freed, &added);
+	pruned = prune &&
+		ft_prune_run(tree, old, oldlens, nold, false, &pr, &items, &lens,
+					 &n, &freed, &added);
 	if (!pruned)
 	{
 		items = old;
@@ -1126,7 +1128,8 @@ compress_leaves(FtTree *tree, BlockNumber bblk, EmptyLeaves *cands,
 		 * out, to start the next run (leaving out the first instead left
 		 * every third leaf uncompressed where only two fit).
 		 */
-		while (k >= 2 && !ft_merge_leaves(tree, bbuf, a, lsbuf, leaves, k))
+		while (k >= 2 &&
+			   !ft_merge_leaves(tree, bbuf, a, lsbuf, leaves, k, true))
 			UnlockReleaseBuffer(leaves[--k]);
 		if (k >= 2)
 		{
