@@ -292,7 +292,13 @@ my $sizes = $node->safe_psql('postgres', q{
 	SELECT (SELECT compressed_leaf_pages FROM fractam_stats('t_lz4')) > 20
 	   AND (SELECT compressed_leaf_pages FROM fractam_stats('t_zstd')) > 20
 	   AND pg_relation_size('t_zstd') < pg_relation_size('t_none')});
-is($sizes, 't', 'the compressed tables keep compressed leaves and are smaller');
+my $pages = $node->safe_psql('postgres', q{
+	SELECT string_agg(format('%s: %s pages, %s leaves (%s compressed), %s free', t,
+		pg_relation_size(t) / 8192, s.leaf_pages, s.compressed_leaf_pages, s.free_pages), '; ')
+	FROM unnest(ARRAY['t_none', 't_lz4', 't_zstd']) t, fractam_stats(t::regclass) s});
+note $pages;
+is($sizes, 't', 'the compressed tables keep compressed leaves and are smaller')
+  or diag($pages);
 is(join("\n", ft_log_problems($node)), '', 'no PANIC or crash in the log');
 $node->stop;
 done_testing();

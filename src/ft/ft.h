@@ -211,11 +211,19 @@ typedef struct FtTree
 	struct FtAppendBatch *append_batch;
 
 	/*
-	 * Set by ft_flush_child when a direct insert split a full leaf of a
-	 * compressed tree whose items can be adjacent (a table's) and went
-	 * right of the pages the split left behind: an append point moved on,
-	 * and the insert merges the full leaves behind it into a compressed
-	 * one (ft_seal.c).  Meaningful only right after that call.
+	 * Merge the full leaves a direct insert leaves behind its append point
+	 * into compressed ones (ft_seal.c), in a compressed tree whose items
+	 * can be adjacent.  The table AM asks for it for inserted rows, not for
+	 * UPDATE's new versions: rows just updated are likely to be updated
+	 * again, and each change of a compressed leaf's rows takes room of its
+	 * change area, then rewrites it.
+	 */
+	bool		seal_appends;
+
+	/*
+	 * Set by ft_flush_child when such an insert split a full leaf and went
+	 * right of the pages the split left behind: an append point moved on.
+	 * Meaningful only right after that call.
 	 */
 	bool		sealed_split;
 

@@ -10,6 +10,7 @@
 #include "postgres.h"
 
 #include "access/transam.h"
+#include "access/xact.h"
 #include "access/xloginsert.h"
 #include "ft/ft_int.h"
 #include "miscadmin.h"
@@ -394,33 +395,104 @@ take_free_page(FtTree *tree, BufferAccessStrategy strategy)
  * map's are (try_free_page checks the page under its lock); when the list
  * is full the oldest is forgotten, and the next VACUUM offers it
  * (record_unreached_free_pages).
+ *
+ * A backend may not come back to the relation (a session that ends after
+ * its load, a pooler's idle connection): so its commits also offer the
+ * pages deleted since its last commit to the free space map
+ * (offer_own_deleted_pages), for any backend to reuse; an allocation that
+ * takes one of them too early drops it from the map, and this backend's
+ * list still has it.
  */
 typedef struct OwnDeletedPage
 {
 	RelFileNode node;
+	Oid			relid;
 	BlockNumber blkno;
 	FullTransactionId deleted_at;
+	bool		offered;		/* recorded in the free space map */
 } OwnDeletedPage;
 
 #define FT_OWN_DELETED_MAX	256
 
 static OwnDeletedPage own_deleted[FT_OWN_DELETED_MAX];
 static int	n_own_deleted = 0;
+static int	n_own_unoffered = 0;
 
 void
 ft_remember_deleted_page(FtTree *tree, BlockNumber blkno)
 {
 	if (n_own_deleted == FT_OWN_DELETED_MAX)
 	{
+		if (!own_deleted[0].offered)
+			n_own_unoffered--;
 		memmove(own_deleted, own_deleted + 1,
 				sizeof(OwnDeletedPage) * (FT_OWN_DELETED_MAX - 1));
 		n_own_deleted--;
 	}
 	own_deleted[n_own_deleted].node = tree->rel->rd_node;
+	own_deleted[n_own_deleted].relid = RelationGetRelid(tree->rel);
 	own_deleted[n_own_deleted].blkno = blkno;
 	/* read after the deletion: not older than the page's own stamp */
 	own_deleted[n_own_deleted].deleted_at = ReadNextFullTransactionId();
+	own_deleted[n_own_deleted].offered = false;
 	n_own_deleted++;
+	n_own_unoffered++;
+}
+
+/*
+ * At commit: record the pages deleted since the last commit in the free
+ * space maps of their relations (still open and locked by the transaction
+ * that changed them), with the map's upper levels, so that searches find
+ * them.
+ */
+static void
+offer_own_deleted_pages(void)
+{
+	for (int i = 0; i < n_own_deleted && n_own_unoffered > 0; i++)
+	{
+		Relation	rel;
+		BlockNumber lo;
+		BlockNumber hi;
+
+		if (own_deleted[i].offered)
+			continue;
+		rel = RelationIdGetRelation(own_deleted[i].relid);
+		lo = hi = own_deleted[i].blkno;
+		for (int j = i; j < n_own_deleted; j++)
+		{
+			OwnDeletedPage *e = &own_deleted[j];
+
+			if (e->offered || e->relid != own_deleted[i].relid)
+				continue;
+			if (RelationIsValid(rel) && RelFileNodeEquals(rel->rd_node, e->node))
+			{
+				RecordFreeIndexPage(rel, e->blkno);
+				lo = Min(lo, e->blkno);
+				hi = Max(hi, e->blkno);
+			}
+			e->offered = true;
+			n_own_unoffered--;
+		}
+		if (RelationIsValid(rel))
+		{
+			FreeSpaceMapVacuumRange(rel, lo, hi + 1);
+			RelationClose(rel);
+		}
+	}
+}
+
+static void
+own_deleted_xact_end(XactEvent event, void *arg)
+{
+	if ((event == XACT_EVENT_PRE_COMMIT ||
+		 event == XACT_EVENT_PARALLEL_PRE_COMMIT) && n_own_unoffered > 0)
+		offer_own_deleted_pages();
+}
+
+void
+ft_buffer_init(void)
+{
+	RegisterXactCallback(own_deleted_xact_end, NULL);
 }
 
 /* a page of this relation that this backend deleted and may reuse now */
@@ -441,6 +513,8 @@ take_own_deleted_page(FtTree *tree, BufferAccessStrategy strategy)
 			i++;
 			continue;
 		}
+		if (!own_deleted[i].offered)
+			n_own_unoffered--;
 		memmove(own_deleted + i, own_deleted + i + 1,
 				sizeof(OwnDeletedPage) * (n_own_deleted - i - 1));
 		n_own_deleted--;

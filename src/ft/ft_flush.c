@@ -771,9 +771,9 @@ ft_flush_child(FtTree *tree, Buffer bbuf, int childidx, Buffer lbuf,
 	 * the full pages it leaves behind: the caller may merge them into a
 	 * compressed leaf (ft_seal.c).
 	 */
-	if (tree->codec != FT_CODEC_NONE && tree->adjacent != NULL &&
-		!tree->buffering && tree->append_batch == NULL &&
-		extra != NULL && first == end)
+	if (tree->seal_appends && tree->codec != FT_CODEC_NONE &&
+		tree->adjacent != NULL && !tree->buffering &&
+		tree->append_batch == NULL && extra != NULL && first == end)
 	{
 		for (int i = starts[npages - 1]; i < nitems; i++)
 			if (items[i] == extra)

@@ -13,6 +13,7 @@
 void
 ft_init(void)
 {
+	ft_buffer_init();
 	ft_routecache_init();
 	ft_item_init();
 	ft_oscache_init();

@@ -140,6 +140,25 @@ ft_apply_flush_to_buffer_node(Page page, OffsetNumber slice_first,
 }
 
 /*
+ * The level-1 node's half of a merge of its children a .. a + k - 1 into
+ * the last of them, block target (ft_merge_leaves): target takes their
+ * range, so the first child's pivot now points to it and the others go.
+ * Shared by the do side and redo so that both produce byte-identical
+ * pages.
+ */
+void
+ft_apply_merge_to_node(Page page, int a, int k, BlockNumber target)
+{
+	FtPageOpaque opaque = FtPageGetOpaque(page);
+	OffsetNumber first = FtFirstDataOffset(opaque);
+
+	for (int j = a + k - 1; j > a; j--)
+		PageIndexTupleDelete(page, first + j);
+	((FtPivotHeader *) PageGetItem(page, PageGetItemId(page, first + a)))->child = target;
+	opaque->ft_nchildren -= k - 1;
+}
+
+/*
  * The two halves of a MOVE of messages from an upper buffer node to a
  * lower one, shared with redo.  The lower node receives nmoved messages
  * from payload: for each a uint16 target offset, a uint16 length and the

@@ -545,6 +545,7 @@ extern bool ft_frame_change_fits(const FtFrameHeader *hdr,
 								 const FtFrameChange *chg);
 extern void ft_frame_set_dead(FtFrameHeader *hdr, uint64 stamp,
 							  const uint16 *idx, int n);
+extern void ft_apply_merge_to_node(Page page, int a, int k, BlockNumber target);
 extern void ft_apply_flush_to_buffer_node(Page page, OffsetNumber slice_first,
 										  uint16 nslice, OffsetNumber pivot_off,
 										  char **pivots, Size *pivotlens,

@@ -12,9 +12,10 @@
  * take_append_batch); an insert of one row cannot.  Until the next VACUUM
  * merged them into compressed leaves, the file held such rows uncompressed.
  *
- * So when a direct insert splits a full leaf of such a tree and goes right
- * of the full page it leaves behind (ft_flush_child sets
- * FtTree.sealed_split), the inserting backend, still holding the level-1
+ * So when a direct insert splits a full leaf of such a tree that asks for
+ * it (FtTree.seal_appends: a table's inserts, not its UPDATEs' new
+ * versions) and goes right of the full page it leaves behind
+ * (ft_flush_child sets FtTree.sealed_split), the inserting backend, still holding the level-1
  * node exclusively, looks at the run of uncompressed leaves that ends with
  * that page.  Once the run holds as many rows as one frame takes decoded
  * (FtFrameCapacity), or as fit one page at the ratio this backend's last

@@ -877,7 +877,8 @@ unlink_empty_leaves(FtTree *tree, BlockNumber bblk, EmptyLeaves *empties,
 		bufs[0] = bbuf;
 		bufs[1] = lsbuf;
 		bufs[2] = lbuf;
-		ftxlog_images_relinked(tree->rel, bufs, 3, FT_IMAGES_DELETE_RELINK);
+		ftxlog_images_relinked(tree->rel, bufs, 3, FT_IMAGES_DELETE_RELINK,
+							   NULL);
 		END_CRIT_SECTION();
 
 		UnlockReleaseBuffer(lbuf);
@@ -950,7 +951,6 @@ ft_merge_leaves(FtTree *tree, Buffer bbuf, int a, Buffer lsbuf, Buffer *leaves,
 				int k, bool prune)
 {
 	Page		bpage = BufferGetPage(bbuf);
-	FtPageOpaque bopaque = FtPageGetOpaque(bpage);
 	Page		tpage = BufferGetPage(leaves[k - 1]);
 	FtPageOpaqueData template = *FtPageGetOpaque(tpage);
 	BlockNumber target = BufferGetBlockNumber(leaves[k - 1]);
@@ -968,7 +968,7 @@ ft_merge_leaves(FtTree *tree, Buffer bbuf, int a, Buffer lsbuf, Buffer *leaves,
 	char	   *hikey;
 	Size		hikeylen;
 	Buffer		bufs[FT_MERGE_MAX_LEAVES + 2];
-	OffsetNumber first = FtFirstDataOffset(bopaque);
+	xl_ft_merged_node node = {.first = a, .nmerged = k};
 	bool		ok;
 
 	Assert(!FtPageIsRightmost(&template));
@@ -1020,17 +1020,15 @@ ft_merge_leaves(FtTree *tree, Buffer bbuf, int a, Buffer lsbuf, Buffer *leaves,
 			mark_deleted(BufferGetPage(leaves[i]), FT_PAGE_LEAF, 0, target);
 		memcpy(tpage, image.data, BLCKSZ);
 		/* the target takes the range of the first: its pivot, and theirs go */
-		for (int j = a + k - 1; j > a; j--)
-			PageIndexTupleDelete(bpage, first + j);
-		((FtPivotHeader *) PageGetItem(bpage, PageGetItemId(bpage, first + a)))->child = target;
-		bopaque->ft_nchildren -= k - 1;
+		ft_apply_merge_to_node(bpage, a, k, target);
 		bufs[0] = bbuf;
 		bufs[1] = lsbuf;
 		for (int i = 0; i < k; i++)
 			bufs[i + 2] = leaves[i];
 		for (int i = 0; i < k + 2; i++)
 			MarkBufferDirty(bufs[i]);
-		ftxlog_images_relinked(tree->rel, bufs, k + 2, FT_IMAGES_MERGED_RELINK);
+		ftxlog_images_relinked(tree->rel, bufs, k + 2, FT_IMAGES_MERGED_PIVOTS,
+							   &node);
 		END_CRIT_SECTION();
 	}
 	if (pruned)

@@ -108,6 +108,9 @@ ft_desc(StringInfo buf, XLogReaderState *record)
 					case FT_IMAGES_DELETE_RELINK:
 						reason = "delete page (left sibling relinked)";
 						break;
+					case FT_IMAGES_MERGED_PIVOTS:
+						reason = "leaves merged into a compressed leaf (node's pivots dropped, left sibling relinked)";
+						break;
 					default:
 						reason = "unknown";
 						break;

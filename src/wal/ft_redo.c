@@ -255,6 +255,31 @@ ft_redo_images(XLogReaderState *record)
 	{
 		XLogRedoAction action = XLogReadBufferForRedo(record, i, &bufs[i]);
 
+		if (i == 0 && xlrec->reason == FT_IMAGES_MERGED_PIVOTS)
+		{
+			/* the node loses the merged leaves' pivots but the first */
+			if (action == BLK_NEEDS_REDO)
+			{
+				Page		page = BufferGetPage(bufs[i]);
+				Size		len;
+				char	   *data = XLogRecGetBlockData(record, i, &len);
+				xl_ft_merged_node node;
+				BlockNumber target;
+
+				if (len != sizeof(node))
+					wal_format_mismatch("IMAGES (merged pivots)");
+				memcpy(&node, data, sizeof(node));
+				XLogRecGetBlockTag(record, xlrec->nblocks - 1, NULL, NULL,
+								   &target);
+				if (node.nmerged != xlrec->nblocks - 2 || node.nmerged < 2 ||
+					node.first + node.nmerged > FtPageGetOpaque(page)->ft_nchildren)
+					wal_format_mismatch("IMAGES (merged pivots)");
+				ft_apply_merge_to_node(page, node.first, node.nmerged, target);
+				PageSetLSN(page, record->EndRecPtr);
+				MarkBufferDirty(bufs[i]);
+			}
+			continue;
+		}
 		if (i == 1 && FtImagesRelinked(xlrec->reason))
 		{
 			/* the left sibling takes its new right link */

@@ -175,10 +175,13 @@ ftxlog_images(Relation rel, Buffer *bufs, int nbufs, uint16 reason)
  * ftxlog_images, but block 1 (a left sibling whose only change is its
  * right link) is logged as its new right link, not as an image: half of
  * what a merge of two leaves or the deletion of an empty leaf would log
- * otherwise.
+ * otherwise.  With node (FT_IMAGES_MERGED_PIVOTS), block 0, the level-1
+ * node of a merge of leaves, is logged by which of its pivots went, not as
+ * an image either (the image took a third of such a record).
  */
 void
-ftxlog_images_relinked(Relation rel, Buffer *bufs, int nbufs, uint16 reason)
+ftxlog_images_relinked(Relation rel, Buffer *bufs, int nbufs, uint16 reason,
+					   const xl_ft_merged_node *node)
 {
 	xl_ft_images xlrec;
 	XLogRecPtr	recptr;
@@ -189,6 +192,7 @@ ftxlog_images_relinked(Relation rel, Buffer *bufs, int nbufs, uint16 reason)
 		return;
 	Assert(nbufs >= 2 && nbufs <= FT_MAX_RECORD_BLOCKS);
 	Assert(FtImagesRelinked(reason));
+	Assert((node != NULL) == (reason == FT_IMAGES_MERGED_PIVOTS));
 	xlrec.nblocks = nbufs;
 	xlrec.reason = reason;
 	right = FtPageGetOpaque(BufferGetPage(bufs[1]))->ft_right;
@@ -196,8 +200,11 @@ ftxlog_images_relinked(Relation rel, Buffer *bufs, int nbufs, uint16 reason)
 	XLogBeginInsert();
 	XLogRegisterData((char *) &xlrec, sizeof(xlrec));
 	for (i = 0; i < nbufs; i++)
-		XLogRegisterBuffer(i, bufs[i], i == 1 ? REGBUF_STANDARD :
+		XLogRegisterBuffer(i, bufs[i],
+						   i == 1 || (i == 0 && node != NULL) ? REGBUF_STANDARD :
 						   REGBUF_FORCE_IMAGE | REGBUF_STANDARD);
+	if (node != NULL)
+		XLogRegisterBufData(0, (char *) node, sizeof(*node));
 	XLogRegisterBufData(1, (char *) &right, sizeof(right));
 	recptr = XLogInsert(RM_FRACTAM_ID, XLOG_FT_IMAGES);
 	for (i = 0; i < nbufs; i++)

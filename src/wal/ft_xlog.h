@@ -111,8 +111,25 @@ typedef struct xl_ft_images
 									 * not an image */
 #define FT_IMAGES_DELETE_RELINK	10	/* the same for FT_IMAGES_DELETE of an
 									 * empty leaf (node, left sibling, leaf) */
+#define FT_IMAGES_MERGED_PIVOTS	11	/* FT_IMAGES_MERGED_RELINK whose block 0,
+									 * the level-1 node, loses the merged
+									 * leaves' pivots but the first: block
+									 * data = xl_ft_merged_node, not an
+									 * image */
 #define FtImagesRelinked(reason) \
-	((reason) == FT_IMAGES_MERGED_RELINK || (reason) == FT_IMAGES_DELETE_RELINK)
+	((reason) == FT_IMAGES_MERGED_RELINK || (reason) == FT_IMAGES_DELETE_RELINK || \
+	 (reason) == FT_IMAGES_MERGED_PIVOTS)
+
+/*
+ * FT_IMAGES_MERGED_PIVOTS, block 0 data: the node's children first ..
+ * first + nmerged - 1 were merged into the last of them, the record's last
+ * block (ft_apply_merge_to_node).
+ */
+typedef struct xl_ft_merged_node
+{
+	uint16		first;
+	uint16		nmerged;
+} xl_ft_merged_node;
 
 /*
  * XLOG_FT_FRAME_DEAD: block 0 = compressed leaf, block data = the indexes
@@ -299,7 +316,8 @@ extern void ftxlog_move(Relation rel, Buffer upper, OffsetNumber *moved,
 						Size payloadlen, uint64 lower_msn);
 extern void ftxlog_images(Relation rel, Buffer *bufs, int nbufs, uint16 reason);
 extern void ftxlog_images_relinked(Relation rel, Buffer *bufs, int nbufs,
-								   uint16 reason);
+								   uint16 reason,
+								   const xl_ft_merged_node *node);
 extern void ftxlog_prune(Relation rel, Buffer buf, const char *delta,
 						 Size deltalen, uint16 ndeleted, uint16 ninserted);
 extern void ftxlog_frame_dead(Relation rel, Buffer buf, uint64 stamp,

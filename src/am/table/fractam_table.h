@@ -381,7 +381,8 @@ extern char *fractam_version_item(FtRowId rowid, HeapTuple tup,
 								  Size compact_limit, Size *len);
 extern bool fractam_table_compact_forms(Relation rel);
 extern Size fractam_compact_limit(Relation rel);
-extern void fractam_store_version(Relation rel, FtRowId rowid, HeapTuple tup);
+extern void fractam_store_version(Relation rel, FtRowId rowid, HeapTuple tup,
+								  bool is_update);
 extern void fractam_relation_set_new_filenode(Relation rel,
 											  const RelFileNode *newrnode,
 											  char persistence,

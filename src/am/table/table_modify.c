@@ -73,7 +73,7 @@ add_version(Relation rel, HeapTuple tup, bool speculative, uint32 specToken)
 		HeapTupleHeaderSetSpeculativeToken(tup->t_data, specToken);
 	else
 		tup->t_data->t_ctid = tup->t_self;
-	fractam_store_version(rel, rowid, tup);
+	fractam_store_version(rel, rowid, tup, false);
 }
 
 /*
@@ -849,7 +849,7 @@ fractam_tuple_update(Relation rel, ItemPointer otid, TupleTableSlot *slot,
 
 	heaptup->t_self = newtid;
 	heaptup->t_data->t_ctid = newtid;
-	fractam_store_version(rel, newrowid, heaptup);
+	fractam_store_version(rel, newrowid, heaptup, true);
 	fractam_log_update(rel, logold, newtup, heaptup, idattrs);
 	if (logold)
 		heap_freetuple(logold);

@@ -871,7 +871,8 @@ fractam_fetch_version_near(Relation rel, FtRowId rowid, FtLeafHint *hint)
 
 /* Add a new version (its header already filled in) under row id rowid */
 void
-fractam_store_version(Relation rel, FtRowId rowid, HeapTuple tup)
+fractam_store_version(Relation rel, FtRowId rowid, HeapTuple tup,
+					  bool is_update)
 {
 	FtTree		tree;
 	Size		len;
@@ -881,6 +882,8 @@ fractam_store_version(Relation rel, FtRowId rowid, HeapTuple tup)
 
 	fractam_table_tree(rel, &tree);
 	cache = (FractamTableCache *) tree.owner;
+	/* new rows compress behind the append point, new versions wait (ft.h) */
+	tree.seal_appends = !is_update;
 	/* a version of this transaction's own (see fractam_vm_leaf_insert_hook) */
 	if (!HeapTupleHeaderXminFrozen(tup->t_data) &&
 		HeapTupleHeaderGetRawXmin(tup->t_data) == GetCurrentTransactionIdIfAny())
