@@ -133,12 +133,13 @@ def describe_timeseries(title, res):
     r = ratio(f["rate"], b["rate"]) or 0
     out.append("  So fractam stores a row in %.2f times heap+btree's space, and inserts at %.2f times"
                % (per_f / per_b, r))
-    out.append("  its rate.  What it means: VACUUM (autovacuum, as the rows arrive) merges the table's")
-    out.append("  leaves into zstd-compressed pages, while heap keeps each row with a 23-byte header")
-    out.append("  in an uncompressed page; the newest rows stay uncompressed until autovacuum comes by.")
+    out.append("  its rate.  What it means: each inserting session merges the full leaves behind the")
+    out.append("  point where it appends into zstd-compressed pages as it goes, and reuses the pages")
+    out.append("  that frees, while heap keeps each row with a 23-byte header in an uncompressed page.")
     if r < 1:
-        out.append("  The fractam table inserts slower than heap here, compressed or not: that is the")
-        out.append("  table access method under concurrent appenders today (README, Measured).")
+        out.append("  The fractam table inserts slower than heap here: compressing every row as it comes")
+        out.append("  costs CPU, and the table access method under concurrent appenders costs more than")
+        out.append("  heap's even uncompressed (README, Measured).")
     return out
 
 
