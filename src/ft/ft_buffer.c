@@ -440,6 +440,22 @@ ft_remember_deleted_page(FtTree *tree, BlockNumber blkno)
 }
 
 /*
+ * How many pages of this relation this backend deleted and has not reused
+ * yet: many means that its merges delete pages faster than the snapshot
+ * horizon lets it reuse them (one long statement), see ft_seal.c.
+ */
+int
+ft_own_deleted_pages(FtTree *tree)
+{
+	int			n = 0;
+
+	for (int i = 0; i < n_own_deleted; i++)
+		if (RelFileNodeEquals(own_deleted[i].node, tree->rel->rd_node))
+			n++;
+	return n;
+}
+
+/*
  * At commit: record the pages deleted since the last commit in the free
  * space maps of their relations (still open and locked by the transaction
  * that changed them), with the map's upper levels, so that searches find

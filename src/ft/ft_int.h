@@ -182,6 +182,7 @@ extern Buffer ft_newbuf(FtTree *tree);
 extern Buffer ft_newleaf(FtTree *tree);
 extern void ft_release_spare_leaf(FtTree *tree);
 extern void ft_remember_deleted_page(FtTree *tree, BlockNumber blkno);
+extern int	ft_own_deleted_pages(FtTree *tree);
 extern void ft_buffer_init(void);
 extern bool ft_page_recyclable(Page page);
 extern void ft_read_meta(FtTree *tree, BlockNumber *root, uint32 *root_level);

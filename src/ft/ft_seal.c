@@ -37,8 +37,10 @@
  * deletion (ft_buffer.c, ft_remember_deleted_page): a stream of short
  * transactions reuses them a few transactions later.  One long load (a
  * single INSERT ... SELECT of millions of rows) cannot reuse them before it
- * ends; they then wait in the file for later inserts, as VACUUM's merges
- * leave theirs.
+ * ends, and would pay for the compression (CPU, and the merges' WAL) with
+ * a file no smaller: once FT_SEAL_MAX_WAITING pages of the relation wait
+ * for reuse, the backend stops merging, and the rows stay uncompressed
+ * for VACUUM (autovacuum comes by for inserts), as before.
  *
  * Locking: the level-1 node is held exclusively throughout, so no leaf
  * under it splits, merges or takes a new item meanwhile (all need the node
@@ -68,6 +70,9 @@
  * size anyway, in case the rows have changed.  0: nothing known.
  */
 #define FT_SEAL_PROBE_EVERY	32
+
+/* pages deleted and not reused yet beyond which merging stops (above) */
+#define FT_SEAL_MAX_WAITING	128
 
 static RelFileNode ratio_node;
 static double ratio = 0;
@@ -179,7 +184,8 @@ ft_seal_behind(FtTree *tree, Buffer bbuf, int childidx)
 	bool		linked = true;
 
 	Assert(tree->adjacent != NULL && tree->codec != FT_CODEC_NONE);
-	if (childidx < 1 || childidx + 1 >= bopaque->ft_nchildren)
+	if (childidx < 1 || childidx + 1 >= bopaque->ft_nchildren ||
+		ft_own_deleted_pages(tree) >= FT_SEAL_MAX_WAITING)
 		return;
 
 	/* the first key after the run: the page the new item went to */
