@@ -280,6 +280,81 @@ SELECT fractam_verify('cp_i');
 DROP FUNCTION cp_check();
 DROP TABLE cp;
 
+-- the full pages an index's append points leave behind are merged into
+-- compressed leaves as they fill (ft_seal.c): the append point of each
+-- group of entries that share leading key columns (one sensor's
+-- (sensor, ts) entries: a unique key, whose inserts are direct) and the
+-- tree's right edge (ascending ids); random keys are left as they are.
+-- An uncompressed copy of each index sizes them.
+CREATE TABLE ca (sensor int, ts int, id int, r int);
+CREATE UNIQUE INDEX ca_pk ON ca USING fractam (sensor, ts) WITH (compression = 'zstd');
+CREATE INDEX ca_id ON ca USING fractam (id) WITH (compression = 'lz4');
+CREATE INDEX ca_r ON ca USING fractam (r) WITH (compression = 'zstd');
+CREATE INDEX ca_pk_plain ON ca USING fractam (sensor, ts);
+CREATE INDEX ca_id_plain ON ca USING fractam (id);
+CREATE INDEX ca_r_plain ON ca USING fractam (r);
+DO $$
+BEGIN
+	FOR b IN 0..149 LOOP
+		INSERT INTO ca
+		SELECT s, 2 * t, t * 20 + s, ((t * 20 + s) * 7919) % 1000003
+		FROM generate_series(b * 20, b * 20 + 19) t, generate_series(1, 20) s
+		ORDER BY t, s;
+		COMMIT;
+	END LOOP;
+END $$;
+SELECT c.relname, s.compressed_leaf_pages > 0 AS compressed,
+       s.leaf_pages * 3 < p.leaf_pages * 2 AS smaller
+FROM (VALUES ('ca_pk'), ('ca_id')) v(n)
+JOIN pg_class c ON c.relname = v.n,
+     LATERAL fractam_stats(c.oid) s,
+     LATERAL fractam_stats((v.n || '_plain')::regclass) p
+ORDER BY 1;
+SELECT s.compressed_leaf_pages * 10 < s.leaf_pages AS random_mostly_plain
+FROM fractam_stats('ca_r') s;
+SELECT fractam_verify('ca_pk'), fractam_verify('ca_id'), fractam_verify('ca_r');
+CREATE FUNCTION ca_check() RETURNS TABLE (what text, same boolean)
+LANGUAGE plpgsql AS $$
+DECLARE
+	want_pk text;
+	want_id text;
+BEGIN
+	SELECT string_agg(sensor || ':' || ts, ',' ORDER BY sensor, ts),
+		   string_agg(id::text, ',' ORDER BY id) FILTER (WHERE id > 0)
+	  INTO want_pk, want_id FROM ca;
+	SET LOCAL enable_seqscan = off;
+	SET LOCAL enable_bitmapscan = off;
+	SET LOCAL enable_sort = off;
+	RETURN QUERY SELECT 'pk forward',
+		(SELECT string_agg(sensor || ':' || ts, ',' ORDER BY sensor, ts)
+		 FROM (SELECT sensor, ts FROM ca WHERE sensor > 0 ORDER BY sensor, ts) x) = want_pk;
+	RETURN QUERY SELECT 'pk backward',
+		(SELECT string_agg(sensor || ':' || ts, ',' ORDER BY sensor, ts)
+		 FROM (SELECT sensor, ts FROM ca WHERE sensor > 0 ORDER BY sensor DESC, ts DESC) x) = want_pk;
+	RETURN QUERY SELECT 'id forward',
+		(SELECT string_agg(id::text, ',' ORDER BY id)
+		 FROM (SELECT id FROM ca WHERE id > 0 ORDER BY id) x) = want_id;
+	RETURN QUERY SELECT 'pk point lookups', count(*) = 0
+		FROM generate_series(1, 20) s, generate_series(0, 5999, 37) t
+		WHERE (SELECT count(*) FROM ca WHERE sensor = s AND ts = t) <>
+			  (SELECT count(*) FROM ca WHERE sensor + 0 = s AND ts + 0 = t);
+	RETURN QUERY SELECT 'r ranges', bool_and(n = m)
+		FROM (SELECT (SELECT count(*) FROM ca WHERE r >= lo AND r < lo + 20000) n,
+					 (SELECT count(*) FROM ca WHERE r + 0 >= lo AND r + 0 < lo + 20000) m
+			  FROM generate_series(0, 1000000, 99991) lo) x;
+END $$;
+SELECT * FROM ca_check();
+-- unique checks see the merged entries
+INSERT INTO ca VALUES (7, 1000, 0, 0);
+INSERT INTO ca VALUES (7, 1000, 0, 0) ON CONFLICT DO NOTHING;
+-- an insert among merged entries (odd ts are free) rewrites their leaf
+INSERT INTO ca SELECT 7, t, -t, t FROM generate_series(1001, 1201, 2) t;
+SELECT fractam_verify('ca_pk'), fractam_verify('ca_id'), fractam_verify('ca_r');
+SELECT * FROM ca_check();
+SELECT count(*) FROM ca WHERE sensor = 7 AND ts BETWEEN 1000 AND 1202;
+DROP FUNCTION ca_check();
+DROP TABLE ca;
+
 DROP TABLE cz;
 DROP FUNCTION cz_check();
 DROP FUNCTION cz_q(text, text);

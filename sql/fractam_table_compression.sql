@@ -39,12 +39,14 @@ FROM generate_series(1, 60000) g;
 -- one at a time into tl, a compressed table others see, are compressed
 -- behind each append point as they come (src/ft/ft_seal.c), until the
 -- pages those merges free and one statement cannot reuse before it ends
--- are 128: the rest waits for VACUUM
+-- are 128 (2048 by default): the rest waits for VACUUM
+SET fractam.debug_seal_max_waiting = 128;
 ALTER TABLE tz SET (compression = 'none');
 INSERT INTO tz SELECT * FROM th ORDER BY id;
 ALTER TABLE tz SET (compression = 'zstd');
 INSERT INTO tl SELECT * FROM th ORDER BY id;
 INSERT INTO tp SELECT * FROM th ORDER BY id;
+RESET fractam.debug_seal_max_waiting;
 CREATE INDEX tz_id ON tz USING fractam (id);
 CREATE INDEX tz_k ON tz USING fractam (k);
 CREATE INDEX tl_id ON tl USING fractam (id);

@@ -212,11 +212,13 @@ typedef struct FtTree
 
 	/*
 	 * Merge the full leaves a direct insert leaves behind its append point
-	 * into compressed ones (ft_seal.c), in a compressed tree whose items
-	 * can be adjacent.  The table AM asks for it for inserted rows, not for
-	 * UPDATE's new versions: rows just updated are likely to be updated
-	 * again, and each change of a compressed leaf's rows takes room of its
-	 * change area, then rewrites it.
+	 * into compressed ones (ft_seal.c), in a compressed tree.  The table AM
+	 * asks for it for inserted rows, not for UPDATE's new versions: rows
+	 * just updated are likely to be updated again, and each change of a
+	 * compressed leaf's rows takes room of its change area, then rewrites
+	 * it.  The index AM asks for it always: an index's append points are
+	 * the ends of groups of entries that share leading key columns, such as
+	 * (sensor, time), and of the whole tree (ascending keys).
 	 */
 	bool		seal_appends;
 

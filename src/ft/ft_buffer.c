@@ -412,7 +412,13 @@ typedef struct OwnDeletedPage
 	bool		offered;		/* recorded in the free space map */
 } OwnDeletedPage;
 
-#define FT_OWN_DELETED_MAX	256
+/*
+ * A backend may delete many pages in one short transaction: the timeseries
+ * load's 1000 sensors of a session grow in step, so their append points in
+ * the key's index fill and split, and their runs merge, in the same
+ * transaction, about a thousand at once, every few hundred transactions.
+ */
+#define FT_OWN_DELETED_MAX	4096
 
 static OwnDeletedPage own_deleted[FT_OWN_DELETED_MAX];
 static int	n_own_deleted = 0;
@@ -441,14 +447,18 @@ ft_remember_deleted_page(FtTree *tree, BlockNumber blkno)
 
 /*
  * How many pages of this relation this backend deleted and has not reused
- * yet: many means that its merges delete pages faster than the snapshot
- * horizon lets it reuse them (one long statement), see ft_seal.c.
+ * yet (or, when fewer than limit pages of all relations wait, how many
+ * wait in all): many means that its merges delete pages faster than the
+ * snapshot horizon lets it reuse them (one long statement), see ft_seal.c.
  */
 int
-ft_own_deleted_pages(FtTree *tree)
+ft_own_deleted_pages(FtTree *tree, int limit)
 {
 	int			n = 0;
 
+	/* no relation has more than all (the list is long only in bursts) */
+	if (n_own_deleted < limit)
+		return n_own_deleted;
 	for (int i = 0; i < n_own_deleted; i++)
 		if (RelFileNodeEquals(own_deleted[i].node, tree->rel->rd_node))
 			n++;

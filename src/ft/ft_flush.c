@@ -391,6 +391,7 @@ ft_flush_child(FtTree *tree, Buffer bbuf, int childidx, Buffer lbuf,
 	int			nsealed = 0;
 	int			sealed_from = 0;	/* items before it are not sealed */
 	int			ntaken = 0;
+	bool		append_split = false;	/* a direct insert at its group's end */
 	bool		images;
 
 	Assert(ft_child_block(bpage, childidx) == BufferGetBlockNumber(lbuf));
@@ -444,6 +445,7 @@ ft_flush_child(FtTree *tree, Buffer bbuf, int childidx, Buffer lbuf,
 					break;
 			if (newidx < nitems)
 				cut = append_cut(tree, items, lens, nitems, newidx);
+			append_split = (cut == 0);
 		}
 		npages = cut_pages(tree, items, lens, nitems,
 						   oldhikey ? ft_item_space(oldhikeylen) : 0,
@@ -460,11 +462,11 @@ ft_flush_child(FtTree *tree, Buffer bbuf, int childidx, Buffer lbuf,
 		 * then takes flushes (each re-encoding it) until its frame is full
 		 * and it splits into compressed halves.  A leaf that takes direct
 		 * inserts stays (or becomes) uncompressed until it cools and fills.
-		 * (The pages a direct append point of an index leaves behind are
-		 * not compressed: alone, each would hold no more than the
-		 * uncompressed page it came from; that needs merging into the
-		 * compressed leaf on its left.  A table's load brings the rows that
-		 * fill compressed pages along: take_append_batch, above.)
+		 * (The pages a direct append point leaves behind are not
+		 * compressed here: alone, each would hold no more than the
+		 * uncompressed page it came from.  The caller merges runs of them
+		 * into compressed leaves, ft_seal.c; a table's load brings the rows
+		 * that fill compressed pages along: take_append_batch, above.)
 		 */
 		if (tree->codec != FT_CODEC_NONE && nitems > 0 &&
 			end > first && extra == NULL &&
@@ -767,13 +769,15 @@ ft_flush_child(FtTree *tree, Buffer bbuf, int childidx, Buffer lbuf,
 	}
 
 	/*
-	 * A compressed table's append point split, the new row going right of
-	 * the full pages it leaves behind: the caller may merge them into a
-	 * compressed leaf (ft_seal.c).
+	 * An append point split, the new item going right of the full pages it
+	 * leaves behind: the caller may merge them into a compressed leaf
+	 * (ft_seal.c).  A table's appends are rows of consecutive row ids; an
+	 * index's, a new entry at the end of its leaf (append_cut), the end of
+	 * its group of entries or of the whole tree.
 	 */
 	if (tree->seal_appends && tree->codec != FT_CODEC_NONE &&
-		tree->adjacent != NULL && !tree->buffering &&
-		tree->append_batch == NULL && extra != NULL && first == end)
+		tree->append_batch == NULL && extra != NULL && first == end &&
+		(tree->adjacent != NULL ? !tree->buffering : append_split))
 	{
 		for (int i = starts[npages - 1]; i < nitems; i++)
 			if (items[i] == extra)

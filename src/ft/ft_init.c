@@ -18,4 +18,5 @@ ft_init(void)
 	ft_item_init();
 	ft_oscache_init();
 	ft_compress_init();
+	ft_seal_init();
 }

@@ -748,7 +748,7 @@ apply_with_rewrite(FtTree *tree, Buffer bbuf, int childidx,
 	{
 		/* the split left full leaves behind an append point: compress them */
 		if (tree->sealed_split)
-			ft_seal_behind(tree, bbuf, childidx);
+			ft_seal_behind(tree, bbuf, childidx, item, len);
 		return INSERT_DONE;
 	}
 	return INSERT_RETRY;

@@ -182,7 +182,7 @@ extern Buffer ft_newbuf(FtTree *tree);
 extern Buffer ft_newleaf(FtTree *tree);
 extern void ft_release_spare_leaf(FtTree *tree);
 extern void ft_remember_deleted_page(FtTree *tree, BlockNumber blkno);
-extern int	ft_own_deleted_pages(FtTree *tree);
+extern int	ft_own_deleted_pages(FtTree *tree, int limit);
 extern void ft_buffer_init(void);
 extern bool ft_page_recyclable(Page page);
 extern void ft_read_meta(FtTree *tree, BlockNumber *root, uint32 *root_level);
@@ -356,7 +356,9 @@ extern bool ft_merge_leaves(FtTree *tree, Buffer bbuf, int a, Buffer lsbuf,
 							Buffer *leaves, int k, bool prune);
 
 /* ft_seal.c */
-extern void ft_seal_behind(FtTree *tree, Buffer bbuf, int childidx);
+extern void ft_seal_init(void);
+extern void ft_seal_behind(FtTree *tree, Buffer bbuf, int childidx,
+						   const char *item, Size len);
 
 /* ft_prune.c */
 extern bool ft_prune_leaf(FtTree *tree, Buffer lbuf, Size need);

@@ -42,6 +42,27 @@
  * for reuse, the backend stops merging, and the rows stay uncompressed
  * for VACUUM (autovacuum comes by for inserts), as before.
  *
+ * An index's appends are the ends of groups: the entries that share
+ * leading key columns, such as one sensor's (sensor, time) entries, or the
+ * whole tree for ascending keys.  A direct insert at the end of a full leaf
+ * (ft_flush_child's append_cut) leaves a full page of its group behind, and
+ * the group's next entries go right of it; no later insert of an append
+ * load lands among those left behind.  So an index's run is the leaves
+ * whose first entry shares at least as many leading columns with the new
+ * entry as the first entry of its page does (then so does every entry
+ * between them: entries are in key order); when that is none, only the
+ * tree's right edge is an append point, and the run may be any leaves
+ * before it.  Unlike a table's, an index's run is merged as soon as it
+ * holds two leaves, the first of which may be the compressed leaf the
+ * group's last merge made while that has room: a group may fill only a
+ * few leaves in all.  An index cannot tell an append load from random inserts
+ * that happen to end a leaf (one split in a leaf's items, rarely): an
+ * insert into a compressed leaf rewrites it uncompressed, as before.  The
+ * run's children must have nothing buffered in the node (their messages
+ * would have to move to the merged leaf), and the merged leaf takes the
+ * highest MSN of the run's leaves, so that a scan's copy of a message any
+ * of them had applied is not applied again (ft_merge_leaves).
+ *
  * Locking: the level-1 node is held exclusively throughout, so no leaf
  * under it splits, merges or takes a new item meanwhile (all need the node
  * exclusively, or share-locked for a direct insert).  The leaves are first
@@ -56,6 +77,7 @@
 #include "postgres.h"
 
 #include "ft/ft_int.h"
+#include "utils/guc.h"
 #include "utils/rel.h"
 
 /*
@@ -71,8 +93,16 @@
  */
 #define FT_SEAL_PROBE_EVERY	32
 
-/* pages deleted and not reused yet beyond which merging stops (above) */
-#define FT_SEAL_MAX_WAITING	128
+/*
+ * Pages deleted and not reused yet beyond which merging stops (above;
+ * fractam.debug_seal_max_waiting, for tests).  Well above what one short
+ * transaction may delete at once (an index's groups that grow in step:
+ * ft_buffer.c, FT_OWN_DELETED_MAX); a long statement pays the merges for
+ * 16 MB of pages it cannot reuse before it stops.
+ */
+#define FT_SEAL_MAX_WAITING	2048
+
+static int	seal_max_waiting = FT_SEAL_MAX_WAITING;
 
 static RelFileNode ratio_node;
 static double ratio = 0;
@@ -124,15 +154,18 @@ first_key(FtTree *tree, Page page, Size *keylen)
 }
 
 /*
- * May leaf page (share-locked) end a run to merge: a live uncompressed leaf
- * other than the rightmost, with items, each adjacent to the next and the
- * last to next (the first key of the page after it)?  Sets *space to the
- * page space its items take.
+ * May leaf buf (share-locked) end a run to merge: a live leaf other than
+ * the rightmost, with items?  In a table, an uncompressed one whose items
+ * are each adjacent to the next, and the last to next (the first key of
+ * the page after it); in an index, one (compressed or not) whose first
+ * entry shares at least groupcols leading key columns with the new item.
+ * Sets *space to the page space its items take (decoded).
  */
 static bool
-leaf_joins_run(FtTree *tree, Page page, const char *next, Size nextlen,
-			   Size *space)
+leaf_joins_run(FtTree *tree, Buffer buf, const char *next, Size nextlen,
+			   const char *item, Size len, int groupcols, Size *space)
 {
+	Page		page = BufferGetPage(buf);
 	FtPageOpaque opaque = FtPageGetOpaque(page);
 	OffsetNumber first = FtFirstDataOffset(opaque);
 	OffsetNumber maxoff = PageGetMaxOffsetNumber(page);
@@ -140,18 +173,40 @@ leaf_joins_run(FtTree *tree, Page page, const char *next, Size nextlen,
 	Size		prevlen = 0;
 
 	if (!FtPageIsLeaf(opaque) || FtPageIsDeleted(opaque) ||
-		FtPageIsCompressed(opaque) || FtPageIsRightmost(opaque) ||
-		maxoff < first)
+		FtPageIsRightmost(opaque))
+		return false;
+	if (tree->adjacent == NULL)
+	{
+		Size		flen;
+		char	   *fitem;
+
+		/* an index: a compressed leaf is decoded, its first entry checked */
+		if (FtPageIsCompressed(opaque))
+		{
+			page = ft_leaf_view(tree, buf);
+			first = FtFirstDataOffset(FtPageGetOpaque(page));
+			maxoff = PageGetMaxOffsetNumber(page);
+		}
+		if (maxoff < first)
+			return false;
+		fitem = ft_page_item(page, first, &flen);
+		if (groupcols > 0 &&
+			tree->sharedcols(tree->cmp_arg, fitem, flen, item, len) < groupcols)
+			return false;
+		*space = ft_leaf_items_space(page);
+		return true;
+	}
+	if (FtPageIsCompressed(opaque) || maxoff < first)
 		return false;
 	for (OffsetNumber off = first; off <= maxoff; off++)
 	{
-		Size		len;
-		char	   *item = ft_page_item(page, off, &len);
+		Size		ilen;
+		char	   *it = ft_page_item(page, off, &ilen);
 
-		if (prev != NULL && !tree->adjacent(tree->cmp_arg, prev, prevlen, item, len))
+		if (prev != NULL && !tree->adjacent(tree->cmp_arg, prev, prevlen, it, ilen))
 			return false;
-		prev = item;
-		prevlen = len;
+		prev = it;
+		prevlen = ilen;
 	}
 	if (!tree->adjacent(tree->cmp_arg, prev, prevlen, next, nextlen))
 		return false;
@@ -159,14 +214,27 @@ leaf_joins_run(FtTree *tree, Page page, const char *next, Size nextlen,
 	return true;
 }
 
+/* Has child j of level-1 node page no buffered messages? */
+static bool
+slice_is_empty(FtTree *tree, Page bpage, int j)
+{
+	OffsetNumber first;
+	OffsetNumber end;
+
+	ft_slice_range(tree, bpage, j, &first, &end);
+	return first == end;
+}
+
 /*
  * Child childidx of level-1 node bbuf (held exclusively) is the full page a
- * split of an append point left behind (FtTree.sealed_split): merge the
- * run of full uncompressed leaves that ends with it into one compressed
- * leaf, once the run is as long as one takes.  See the file's comment.
+ * split of an append point left behind (FtTree.sealed_split), item (len
+ * bytes) the item whose insert split it: merge the run of full
+ * uncompressed leaves that ends with that page into one compressed leaf,
+ * once the run is as long as one takes.  See the file's comment.
  */
 void
-ft_seal_behind(FtTree *tree, Buffer bbuf, int childidx)
+ft_seal_behind(FtTree *tree, Buffer bbuf, int childidx, const char *item,
+			   Size len)
 {
 	Page		bpage = BufferGetPage(bbuf);
 	FtPageOpaque bopaque = FtPageGetOpaque(bpage);
@@ -179,13 +247,16 @@ ft_seal_behind(FtTree *tree, Buffer bbuf, int childidx)
 	Size		total = 0;
 	char	   *next;
 	Size		nextlen;
+	int			groupcols = 0;
 	int			k = 0;
 	int			a;
+	bool		compressed = false;
 	bool		linked = true;
 
-	Assert(tree->adjacent != NULL && tree->codec != FT_CODEC_NONE);
+	Assert(tree->codec != FT_CODEC_NONE);
+	Assert(tree->adjacent != NULL || tree->sharedcols != NULL);
 	if (childidx < 1 || childidx + 1 >= bopaque->ft_nchildren ||
-		ft_own_deleted_pages(tree) >= FT_SEAL_MAX_WAITING)
+		ft_own_deleted_pages(tree, seal_max_waiting) >= seal_max_waiting)
 		return;
 
 	/* the first key after the run: the page the new item went to */
@@ -198,6 +269,17 @@ ft_seal_behind(FtTree *tree, Buffer bbuf, int childidx)
 		return;
 	}
 	next = first_key(tree, page, &nextlen);
+	if (tree->adjacent == NULL)
+	{
+		/* an index: the new item's group, or the tree's right edge */
+		groupcols = tree->sharedcols(tree->cmp_arg, next, nextlen, item, len);
+		if (groupcols == 0 && !FtPageIsRightmost(FtPageGetOpaque(page)))
+		{
+			UnlockReleaseBuffer(buf);
+			pfree(next);
+			return;
+		}
+	}
 	UnlockReleaseBuffer(buf);
 
 	/* the run, right to left, as long as one frame takes */
@@ -206,26 +288,39 @@ ft_seal_behind(FtTree *tree, Buffer bbuf, int childidx)
 		Size		sp = 0;
 		bool		joins;
 
+		if (!slice_is_empty(tree, bpage, j))
+			break;
 		buf = ft_getleaf(tree, ft_child_block(bpage, j), BUFFER_LOCK_SHARE);
 		page = BufferGetPage(buf);
-		joins = leaf_joins_run(tree, page, next, nextlen, &sp) &&
+		joins = leaf_joins_run(tree, buf, next, nextlen, item, len,
+							   groupcols, &sp) &&
 			total + sp <= cap;
+		compressed = FtPageIsCompressed(FtPageGetOpaque(page));
 		if (joins)
 		{
 			pfree(next);
-			next = first_key(tree, page, &nextlen);
+			next = compressed ? NULL : first_key(tree, page, &nextlen);
 			total += sp;
 			space[k] = sp;
 			k++;
 		}
 		UnlockReleaseBuffer(buf);
-		if (!joins)
+		/* a compressed leaf (an index's) is where the last run went */
+		if (!joins || compressed)
 			break;
 	}
-	pfree(next);
+	if (next)
+		pfree(next);
 
-	/* while another leaf like these would still fit, wait for it */
-	if (k < 2 || total + total / k <= cap)
+	/*
+	 * A table's run waits while another leaf like its leaves would still
+	 * fit: its runs are long (a session's rows), and each is compressed
+	 * once.  An index's is merged at once, into the compressed leaf the
+	 * group's last run made if it has room: a group may take only a few
+	 * leaves in all (16,000 sensors of the timeseries load's 30M rows take
+	 * five each), and would otherwise stay uncompressed.
+	 */
+	if (k < 2 || (tree->adjacent != NULL && total + total / k <= cap))
 		return;
 
 	a = childidx - k + 1;
@@ -242,8 +337,8 @@ ft_seal_behind(FtTree *tree, Buffer bbuf, int childidx)
 
 		if (FtPageGetOpaque(BufferGetPage(left))->ft_right !=
 			BufferGetBlockNumber(leaves[i]) ||
-			FtPageIsDeleted(op) || FtPageIsCompressed(op) ||
-			FtPageIsRightmost(op))
+			FtPageIsDeleted(op) || FtPageIsRightmost(op) ||
+			(FtPageIsCompressed(op) && (i > 0 || tree->adjacent != NULL)))
 			linked = false;
 	}
 
@@ -268,4 +363,16 @@ ft_seal_behind(FtTree *tree, Buffer bbuf, int childidx)
 	for (int i = 0; i < k; i++)
 		UnlockReleaseBuffer(leaves[i]);
 	UnlockReleaseBuffer(lsbuf);
+}
+
+void
+ft_seal_init(void)
+{
+	DefineCustomIntVariable("fractam.debug_seal_max_waiting",
+							"Pages a backend's merges behind append points may have deleted and not yet reused before it stops merging (testing).",
+							"One long statement cannot reuse the pages its merges free "
+							"before it ends; past this many, it leaves its rows uncompressed "
+							"for VACUUM.",
+							&seal_max_waiting, FT_SEAL_MAX_WAITING, 0, 4096,
+							PGC_SUSET, GUC_NOT_IN_SAMPLE, NULL, NULL, NULL);
 }

@@ -937,7 +937,9 @@ ft_leaf_items_space(Page page)
  * Merge leaves[0..k) (consecutive children a .. a + k - 1 of level-1 node
  * bbuf, the left sibling lsbuf before them; all locked exclusively) into
  * one compressed leaf in the place of the last, if their items (pruned by
- * the owner first, if prune) fit one.  The others are deleted as
+ * the owner first, if prune) fit one; the first may be compressed already
+ * (an index's run behind an append point, ft_seal.c), the others may not.
+ * The others are deleted as
  * unlink_empty_leaves deletes an empty leaf, their range going to the
  * compressed leaf on their right: anyone who reaches one through an old
  * pointer moves right to it.  Keys only ever move right, as in a split, so
@@ -969,21 +971,32 @@ ft_merge_leaves(FtTree *tree, Buffer bbuf, int a, Buffer lsbuf, Buffer *leaves,
 	Size		hikeylen;
 	Buffer		bufs[FT_MERGE_MAX_LEAVES + 2];
 	xl_ft_merged_node node = {.first = a, .nmerged = k};
+	Page		view = NULL;	/* a compressed leaf's decoded page */
 	bool		ok;
 
 	Assert(!FtPageIsRightmost(&template));
+	Assert(!FtPageIsCompressed(&template));
 	old = palloc(sizeof(char *) * FT_FRAME_MAX_ITEMS);
 	oldlens = palloc(sizeof(Size) * FT_FRAME_MAX_ITEMS);
 	for (int i = 0; i < k; i++)
 	{
-		Page		lp = BufferGetPage(leaves[i]);
+		/* an index's run may start with a compressed leaf (ft_seal.c) */
+		Page		lp = ft_leaf_view(tree, leaves[i]);
 		OffsetNumber maxoff = PageGetMaxOffsetNumber(lp);
 
+		if (lp != BufferGetPage(leaves[i]))
+		{
+			Assert(i == 0 && view == NULL);
+			view = lp;
+			ft_leaf_view_protect(view);
+		}
 		for (OffsetNumber off = FtFirstDataOffset(FtPageGetOpaque(lp));
 			 off <= maxoff; off++)
 		{
 			if (nold >= FT_FRAME_MAX_ITEMS)
 			{
+				if (view)
+					ft_leaf_view_unprotect(view);
 				pfree(old);
 				pfree(oldlens);
 				return false;
@@ -1005,6 +1018,15 @@ ft_merge_leaves(FtTree *tree, Buffer bbuf, int a, Buffer lsbuf, Buffer *leaves,
 	}
 	hikey = ft_page_item(tpage, FT_HIKEY, &hikeylen);
 	template.ft_codec = FT_CODEC_NONE;
+
+	/*
+	 * The merged leaf has applied every message any of them had: a scan
+	 * that copied its buffer node before the merge must not apply one of
+	 * those again (an index's leaves take messages; a table's none).
+	 */
+	for (int i = 0; i < k - 1; i++)
+		template.ft_msn = Max(template.ft_msn,
+							  FtPageGetOpaque(BufferGetPage(leaves[i]))->ft_msn);
 	ok = n > 0 && n <= FT_FRAME_MAX_ITEMS &&
 		ft_leaf_compress(tree, image.data, &template, items, lens, n, hikey,
 						 hikeylen);
@@ -1037,6 +1059,8 @@ ft_merge_leaves(FtTree *tree, Buffer bbuf, int a, Buffer lsbuf, Buffer *leaves,
 		pfree(items);
 		pfree(lens);
 	}
+	if (view)
+		ft_leaf_view_unprotect(view);
 	pfree(old);
 	pfree(oldlens);
 	return ok;

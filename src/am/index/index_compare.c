@@ -229,6 +229,7 @@ fractam_index_tree(Relation index, FtTree *tree)
 	tree->unique_retry_delay = fractam_debug_unique_delay;
 	tree->sharedcols = fractam_shared_key_columns;
 	tree->separator = fractam_separator;
+	tree->seal_appends = true;	/* used only if the index is compressed */
 	tree->rootcache = &((FractamIndexState *) tree->cmp_arg)->rootcache;
 	tree->max_item_size = ((FractamIndexState *) tree->cmp_arg)->max_item_size;
 	fractam_index_codec(index, &tree->codec, &tree->codec_level);
