@@ -258,7 +258,7 @@ leaf_insert(FtTree *tree, Buffer lbuf, const char *item, Size len,
 	 * (ft_flush_child).
 	 */
 	view = ft_leaf_view(tree, lbuf);
-	off = ft_leaf_lower_bound(tree, view, item, len, &found);
+	off = ft_leaf_insert_position(tree, view, item, len, &found);
 	if (u && u->replace)
 	{
 		Size		olen;

@@ -197,6 +197,9 @@ extern Buffer ft_pin_target(FtTree *tree, BlockNumber blkno);
 extern int	ft_cmp(FtTree *tree, const char *a, Size alen, const char *b, Size blen);
 extern OffsetNumber ft_leaf_lower_bound(FtTree *tree, Page page,
 										const char *key, Size len, bool *found);
+extern OffsetNumber ft_leaf_insert_position(FtTree *tree, Page page,
+											const char *key, Size len,
+											bool *found);
 extern int	ft_child_index(FtTree *tree, Page page, const char *key, Size len,
 						   bool strict);
 extern OffsetNumber ft_msg_bound(FtTree *tree, Page page, const char *key,
