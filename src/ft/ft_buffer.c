@@ -62,12 +62,12 @@ ft_checkpage(Relation rel, Buffer buf)
 				(errcode(ft_corrupted_errcode(rel)),
 				 errmsg("%s \"%s\" has a page in a format this build of fractam cannot read at block %u",
 						ft_relkind_name(rel), RelationGetRelationName(rel), BufferGetBlockNumber(buf)),
-				 errdetail("Codec %u, item format %u, dictionary %u, frame layout %u; this build reads codecs up to %u, item formats up to %u, no dictionary, and frame layouts %u, %u and %u of compressed leaves.",
+				 errdetail("Codec %u, item format %u, dictionary %u, frame layout %u; this build reads codecs up to %u, item formats up to %u, no dictionary, and frame layouts %u and %u to %u of compressed leaves.",
 						   opaque->ft_codec, opaque->ft_item_format,
 						   opaque->ft_dict, opaque->ft_frame_layout,
 						   FT_CODEC_MAX, FT_ITEM_FORMAT_MAX,
 						   FT_FRAME_LAYOUT_PREFIXED, FT_FRAME_LAYOUT_PARTS,
-						   FT_FRAME_LAYOUT_ROW_PARTS),
+						   FT_FRAME_LAYOUT_MAX),
 				 errhint("It may have been written by a newer version of fractam%s",
 						 ft_relation_is_index(rel) ?
 						 ", or by a development build; REINDEX it." : ".")));

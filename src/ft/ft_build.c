@@ -481,7 +481,7 @@ ft_build_add(FtBuildState state, const char *item, Size len)
 	if (state->tree->codec != FT_CODEC_NONE)
 	{
 		if (lv->n > 0 &&
-			(lv->n >= FT_FRAME_MAX_ITEMS ||
+			(lv->n >= FtFrameMaxItems(state->tree) ||
 			 lv->used + ft_item_space(len) +
 			 ft_item_space(ft_key_len(state->tree, len)) > FtFrameCapacity(state->tree)))
 			emit_compressed_leaves(state, item, len);

@@ -231,11 +231,11 @@ ft_compression_estimate(FtTree *tree, FtCodecId codec, int level,
 						FtCompressionEstimate *est)
 {
 	BlockNumber nblocks = ft_nblocks(tree);
-	FtViewBuf  *copy = palloc(sizeof(FtViewBuf));
-	char	   *raw = palloc(FT_VIEW_SIZE);
-	Size		cap = ft_codec_bound(codec, FT_VIEW_SIZE);
+	char	   *copy = palloc(FT_WIDE_VIEW_MAX);	/* a wide view, too */
+	char	   *raw = palloc(FT_WIDE_VIEW_MAX);
+	Size		cap = ft_codec_bound(codec, FT_WIDE_VIEW_MAX);
 	char	   *comp = palloc(cap);
-	char	   *check = palloc(FT_VIEW_SIZE);
+	char	   *check = palloc(FT_WIDE_VIEW_MAX);
 	BufferAccessStrategy strategy = GetAccessStrategy(BAS_BULKREAD);
 
 	memset(est, 0, sizeof(FtCompressionEstimate));
@@ -260,17 +260,17 @@ ft_compression_estimate(FtTree *tree, FtCodecId codec, int level,
 		ft_checkpage(tree->rel, buf);
 		/* a compressed leaf: what its entries would take recompressed */
 		if (ft_leaf_is_compressed(page))
-			ft_leaf_copy(tree, buf, copy->data);
+			ft_leaf_copy(tree, buf, copy);
 		else
-			memcpy(copy->data, page, BLCKSZ);
+			memcpy(copy, page, BLCKSZ);
 		UnlockReleaseBuffer(buf);
 
-		opaque = FtPageGetOpaque(copy->data);
+		opaque = FtPageGetOpaque(copy);
 		if (FtPageIsDeleted(opaque) || (opaque->ft_flags & FT_PAGE_META))
 			continue;
 		kind = FtPageIsLeaf(opaque) ? FT_EST_LEAF :
 			FtPageIsBuffer(opaque) ? FT_EST_BUFFER : FT_EST_ROUTING;
-		rawlen = serialize_items(copy->data, raw, &est->items[kind]);
+		rawlen = serialize_items(copy, raw, &est->items[kind]);
 		complen = ft_codec_compress(codec, level, raw, rawlen, comp, cap);
 		if (rawlen > 0 &&
 			(complen == 0 ||

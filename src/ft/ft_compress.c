@@ -55,13 +55,23 @@ typedef struct ViewSlot
 	int			part;			/* -1: the whole leaf; else the part of a
 								 * frame of parts decoded
 								 * (ft_leaf_view_part) */
-	char	   *view;			/* FT_VIEW_SIZE bytes */
+	char	   *view;			/* FT_VIEW_SIZE bytes (FT_WIDE_VIEW_MAX in
+								 * wide_slots) */
 } ViewSlot;
 
 static MemoryContext cache_cxt = NULL;
 static ViewSlot *slots = NULL;
 static int	nsets = 0;
 static uint64 tick = 0;
+
+/*
+ * Wide frames decoded whole (wide views, FT_PD_WIDE_VIEW), outside the
+ * sets: whole-leaf readers (flushes, VACUUM, direct inserts, verify) need
+ * them, and they would take a set's ways eight times over; lookups and
+ * scans decode such a frame part by part into the sets.
+ */
+#define WIDE_WAYS	2
+static ViewSlot wide_slots[WIDE_WAYS + 1];	/* the last: never cached */
 
 /*
  * Decoded leaves that an item reference (FtItemRef) points into: never
@@ -201,6 +211,14 @@ view_layout_fits(int n, Size itemsbytes, Size hikeyspace)
 		itemsbytes + MAXALIGN(sizeof(FtPageOpaqueData)) <= FT_VIEW_SIZE;
 }
 
+/* ... a wide view (FT_PD_WIDE_VIEW)? */
+static inline bool
+wide_layout_fits(int n, Size itemsbytes, Size hikeyspace)
+{
+	return n <= FT_FRAME_MAX_ITEMS &&
+		FT_WIDE_ITEMS + hikeyspace + itemsbytes <= FT_WIDE_VIEW_MAX;
+}
+
 /* comp_buf: a frame of any layout, with room to spare */
 static void
 setup_comp_buf(void)
@@ -210,8 +228,8 @@ setup_comp_buf(void)
 		comp_cap = FT_FRAME_HDRSZ + FtFrameDeadBytes(FT_FRAME_MAX_ITEMS) +
 			sizeof(FtFrameParts) + FT_FRAME_MAX_PARTS * sizeof(FtFramePart) +
 			FT_FRAME_MAX_PARTS * (sizeof(uint16) + FT_MAX_ITEM_SIZE) +
-			Max(ft_codec_bound(FT_CODEC_LZ4, FT_VIEW_SIZE),
-				ft_codec_bound(FT_CODEC_ZSTD, FT_VIEW_SIZE)) +
+			Max(ft_codec_bound(FT_CODEC_LZ4, FT_WIDE_VIEW_MAX),
+				ft_codec_bound(FT_CODEC_ZSTD, FT_WIDE_VIEW_MAX)) +
 			(FT_FRAME_MAX_PARTS + 1) *
 			Max(ft_codec_bound(FT_CODEC_LZ4, 0), ft_codec_bound(FT_CODEC_ZSTD, 0)) +
 			PG_UINT16_MAX;
@@ -234,7 +252,7 @@ setup_comp_buf(void)
  * apart at once), so the result never depends on what was encoded
  * before: the frame's bytes are what compressing would have given.
  */
-#define PART_MEMO_SLOTS 12
+#define PART_MEMO_SLOTS 32		/* a wide frame's parts, and more */
 #define PART_MEMO_RAW_MAX 16384	/* a part's raw bytes: entries of at most
 								 * FT_TABLE_FRAME_PART_BYTES, a last one
 								 * that crosses it, and their lengths */
@@ -306,14 +324,17 @@ compress_or_fail(FtTree *tree, const char *src, Size len, char *dst, Size cap)
  * encode_frame: the entries cut into parts, each compressed alone (see
  * ft_page.h), and after them a change area of chgcap bytes.  An index's
  * frame (no change area) takes layout FT_FRAME_LAYOUT_PARTS, a table's
- * FT_FRAME_LAYOUT_ROW_PARTS (*layout).  room is what the frame may take
- * on its page.
+ * FT_FRAME_LAYOUT_ROW_PARTS (*layout), or their wide forms if the entries
+ * and the high key (hikeyspace) take more than the decoded page of
+ * FtFrameNarrowCapacity.  room is what the frame may take on its page.
+ * A frame that would not fit room is not compressed to its end: *need is
+ * then an estimate from the parts compressed.
  */
 static Size
 encode_parts(FtTree *tree, char **items, Size *lens, int n, Size room,
-			 Size chgcap, Size *need, uint16 *layout)
+			 Size chgcap, Size hikeyspace, Size *need, uint16 *layout)
 {
-	char	   *raw = scratch(&raw_buf, FT_VIEW_SIZE);
+	char	   *raw = scratch(&raw_buf, FT_WIDE_VIEW_MAX);
 	Size		dead = FtFrameDeadBytes(n);
 	char	   *data;
 	Size		cap;
@@ -339,6 +360,9 @@ encode_parts(FtTree *tree, char **items, Size *lens, int n, Size room,
 	Size		partbytes_max = rows ? FT_TABLE_FRAME_PART_BYTES :
 		FT_FRAME_PART_BYTES;
 
+	Size		rawdone = 0;
+	Size		rawall = 0;
+
 	*layout = rows ? FT_FRAME_LAYOUT_ROW_PARTS : FT_FRAME_LAYOUT_PARTS;
 
 	/* the cuts: a part ends before the entry that would overflow it */
@@ -350,7 +374,7 @@ encode_parts(FtTree *tree, char **items, Size *lens, int n, Size room,
 		Assert(lens[i] > 0 && lens[i] <= PG_UINT16_MAX);
 		if (acc > 0 && acc + space > partbytes_max)
 		{
-			/* a decoded page of 32 kB holds at most 6 parts of 6.4 kB */
+			/* a wide frame holds at most 20 parts of 6.4 kB */
 			if (np + 1 >= FT_FRAME_MAX_PARTS)
 				elog(ERROR, "fractam: a frame of %d entries needs more than %d parts",
 					 n, FT_FRAME_MAX_PARTS);
@@ -363,6 +387,15 @@ encode_parts(FtTree *tree, char **items, Size *lens, int n, Size room,
 	}
 	partbytes[np++] = acc;
 	start[np] = n;
+	if (itemsbytes + n * sizeof(ItemIdData) + hikeyspace >
+		FtFrameNarrowCapacity(tree) || n > FT_FRAME_NARROW_MAX_ITEMS)
+	{
+		Assert(wide_layout_fits(n, itemsbytes, hikeyspace));
+		*layout = rows ? FT_FRAME_LAYOUT_WIDE_ROW_PARTS :
+			FT_FRAME_LAYOUT_WIDE_PARTS;
+	}
+	for (int i = 0; i < n; i++)
+		rawall += sizeof(uint16) + (rows ? lens[i] : MAXALIGN(lens[i]));
 
 	setup_comp_buf();
 	data = comp_buf + FT_FRAME_HDRSZ + dead;
@@ -421,6 +454,15 @@ encode_parts(FtTree *tree, char **items, Size *lens, int n, Size room,
 		parts[p].complen = (uint16) compress_or_fail(tree, raw, rawlen,
 													 data + pos, cap - pos);
 		pos += parts[p].complen;
+		rawdone += rawlen;
+
+		/* too large already: the rest at the ratio so far */
+		if (FT_FRAME_HDRSZ + dead + pos + chgcap > room && p + 1 < np)
+		{
+			*need = FT_FRAME_HDRSZ + dead + chgcap +
+				(Size) ((double) pos * rawall / rawdone);
+			return 0;
+		}
 	}
 	fp.nparts = (uint16) np;
 	fp.reserved = 0;
@@ -462,12 +504,12 @@ encode_frame(FtTree *tree, char **items, Size *lens, int n, Size hikeyspace,
 
 	*need = 0;
 	*layout = FT_FRAME_LAYOUT_PARTS;	/* until encode_parts says */
-	if (n <= 0 || n > FT_FRAME_MAX_ITEMS ||
+	if (n <= 0 || n > FtFrameMaxItems(tree) ||
 		items_space(items, lens, n) + hikeyspace > FtFrameCapacity(tree))
 		return 0;
 	room = MAXALIGN_DOWN(FT_LEAF_CAPACITY - hikeyspace - sizeof(ItemIdData));
-	return encode_parts(tree, items, lens, n, room, tree->frame_chgcap, need,
-						layout);
+	return encode_parts(tree, items, lens, n, room, tree->frame_chgcap,
+						hikeyspace, need, layout);
 }
 
 /*
@@ -524,6 +566,7 @@ cut_compressed_pass(FtTree *tree, char **items, Size *lens, int n,
 {
 	int			i = 0;
 	int			p = 0;
+	int			prev = 0;		/* the count the page before took */
 
 	while (i < n)
 	{
@@ -537,7 +580,7 @@ cut_compressed_pass(FtTree *tree, char **items, Size *lens, int n,
 		starts[p++] = i;
 
 		/* as many as fit decoded, with room for the high key */
-		while (i + k < n && k < FT_FRAME_MAX_ITEMS)
+		while (i + k < n && k < FtFrameMaxItems(tree))
 		{
 			Size		hk = (i + k + 1 < n) ?
 				ft_item_space(ft_key_len(tree, lens[i + k + 1])) : last_hikey_space;
@@ -549,6 +592,14 @@ cut_compressed_pass(FtTree *tree, char **items, Size *lens, int n,
 		}
 		k = Max(k, 1);
 		bad = k + 1;			/* the least count known not to fit */
+
+		/*
+		 * Pages of one cut hold similar entries: start at the count the
+		 * page before took (a wide frame's decoded bytes are many pages'
+		 * worth, so the count that fills them is a poor first guess).
+		 */
+		if (prev > 0 && prev < k)
+			k = prev;
 
 		for (int tries = 0; tries < 6 && good + 1 < bad; tries++)
 		{
@@ -572,6 +623,7 @@ cut_compressed_pass(FtTree *tree, char **items, Size *lens, int n,
 		}
 		/* a single item always fits (it is at most a fifth of a page) */
 		i += Max(good, 1);
+		prev = Max(good, 1);
 	}
 	return p;
 }
@@ -674,7 +726,8 @@ frame_locate(FtTree *tree, BlockNumber blkno, Page page, FtFrameHeader *hdr)
 	memcpy(hdr, frame, sizeof(FtFrameHeader));
 	if (hdr->nitems == 0 || hdr->nitems > FT_FRAME_MAX_ITEMS ||
 		hdr->ndead >= hdr->nitems || hdr->chglen > hdr->chgcap ||
-		hdr->rawlen > FT_VIEW_SIZE ||
+		hdr->rawlen > (FtFrameLayoutIsWide(opaque->ft_frame_layout) ?
+					   FT_WIDE_VIEW_MAX : FT_VIEW_SIZE) ||
 		(Size) FT_FRAME_HDRSZ + FtFrameDeadBytes(hdr->nitems) + hdr->complen +
 		hdr->chgcap != len)
 		corrupt(tree, blkno, "The frame's header is inconsistent.");
@@ -779,6 +832,22 @@ view_add(FtTree *tree, BlockNumber blkno, Page view, OffsetNumber *off,
 {
 	PageHeader	vh = (PageHeader) view;
 
+	if (FtViewIsWide(view))
+	{
+		/* a wide view's entries go upwards from FT_WIDE_ITEMS, in units */
+		Size		at = (Size) vh->pd_upper * MAXIMUM_ALIGNOF;
+
+		if (at + MAXALIGN(len) > FT_WIDE_VIEW_MAX ||
+			vh->pd_lower + sizeof(ItemIdData) > FT_WIDE_SPECIAL)
+			corrupt(tree, blkno, "The entries do not fit a decoded page.");
+		ItemIdSetNormal(PageGetItemId(view, *off), at / MAXIMUM_ALIGNOF, len);
+		memcpy(view + at, ptr, len);
+		memset(view + at + len, 0, MAXALIGN(len) - len);
+		vh->pd_upper += MAXALIGN(len) / MAXIMUM_ALIGNOF;
+		vh->pd_lower += sizeof(ItemIdData);
+		(*off)++;
+		return;
+	}
 	if (vh->pd_upper < MAXALIGN(len) ||
 		vh->pd_upper - MAXALIGN(len) < vh->pd_lower + sizeof(ItemIdData))
 		corrupt(tree, blkno, "The entries do not fit a decoded page.");
@@ -827,7 +896,7 @@ parse_parts(FtTree *tree, BlockNumber blkno, const FtFrameHeader *frame,
 	FtFrameParts dir;
 	FtFramePart part;
 	Size		raw = 0;
-	bool		rows = (layout == FT_FRAME_LAYOUT_ROW_PARTS);
+	bool		rows = FtFrameLayoutIsRows(layout);
 
 	/* only a table's entries change in place */
 	if ((!rows && hdr->chgcap != 0) || len < sizeof(FtFrameParts))
@@ -900,7 +969,7 @@ decode_row_parts(FtTree *tree, BlockNumber blkno, Page page, char *view,
 				 const FtFrameHeader *frame, FrameParts *fp, int from, int to)
 {
 	FtCodecId	codec = (FtCodecId) FtPageGetOpaque(page)->ft_codec;
-	char	   *raw = scratch(&raw_buf, FT_VIEW_SIZE);
+	char	   *raw = scratch(&raw_buf, FT_WIDE_VIEW_MAX);
 	Size		rawpos = 0;
 	OffsetNumber off = FirstOffsetNumber;
 	bool		changes = (frame->chglen > 0);
@@ -919,7 +988,7 @@ decode_row_parts(FtTree *tree, BlockNumber blkno, Page page, char *view,
 		Size		pos = 0;
 
 		/* parse_parts checked that the parts add up to rawlen */
-		Assert(rawpos + fp->rawlen[p] <= FT_VIEW_SIZE);
+		Assert(rawpos + fp->rawlen[p] <= FT_WIDE_VIEW_MAX);
 		if (!ft_codec_decompress(codec, fp->comp[p], fp->complen[p], praw,
 								 fp->rawlen[p]))
 			corrupt(tree, blkno, "The compressed bytes do not decompress.");
@@ -975,35 +1044,57 @@ decode_parts(FtTree *tree, BlockNumber blkno, Page page, char *view,
 {
 	PageHeader	vh = (PageHeader) view;
 	FtCodecId	codec = (FtCodecId) FtPageGetOpaque(page)->ft_codec;
-	char	   *raw = scratch(&raw_buf, FT_VIEW_SIZE);
+	char	   *raw = scratch(&raw_buf, FT_WIDE_VIEW_MAX);
 	OffsetNumber off = FirstOffsetNumber;
 	Size		itemsbytes = fp->offset[to] - fp->offset[from];
 	Size		items;
 	Size		hlen = 0;
 	char	   *hikey = NULL;
+	bool		wide = FtViewIsWide(view);
+	Size		unit = wide ? MAXIMUM_ALIGNOF : 1;	/* of line pointers */
 
-	if (FtPageGetOpaque(page)->ft_frame_layout == FT_FRAME_LAYOUT_ROW_PARTS)
+	if (FtFrameLayoutIsRows(FtPageGetOpaque(page)->ft_frame_layout))
 	{
 		decode_row_parts(tree, blkno, page, view, frame, fp, from, to);
 		return;
 	}
 	if (!FtPageIsRightmost(FtPageGetOpaque(page)))
 		hikey = ft_page_item(page, FT_HIKEY, &hlen);
-	if (!view_layout_fits(fp->start[to] - fp->start[from], itemsbytes,
+	if (wide ?
+		!wide_layout_fits(fp->start[to] - fp->start[from], itemsbytes,
+						  hikey ? ft_item_space(hlen) : 0) :
+		!view_layout_fits(fp->start[to] - fp->start[from], itemsbytes,
 						  hikey ? ft_item_space(hlen) : 0))
 		corrupt(tree, blkno, "The entries do not fit a decoded page.");
 
-	vh->pd_upper = vh->pd_special;
-	if (hikey)
+	if (wide)
 	{
-		vh->pd_upper -= MAXALIGN(hlen);
-		memcpy(view + vh->pd_upper, hikey, hlen);
-		ItemIdSetNormal(PageGetItemId(view, off), vh->pd_upper, hlen);
-		vh->pd_lower += sizeof(ItemIdData);
-		off++;
+		/* upwards from FT_WIDE_ITEMS: the high key, then the entries */
+		items = (Size) vh->pd_upper * MAXIMUM_ALIGNOF;
+		if (hikey)
+		{
+			memcpy(view + items, hikey, hlen);
+			ItemIdSetNormal(PageGetItemId(view, off), items / unit, hlen);
+			vh->pd_lower += sizeof(ItemIdData);
+			off++;
+			items += MAXALIGN(hlen);
+		}
+		vh->pd_upper = (items + itemsbytes) / MAXIMUM_ALIGNOF;
 	}
-	items = vh->pd_upper - itemsbytes;
-	vh->pd_upper = items;
+	else
+	{
+		vh->pd_upper = vh->pd_special;
+		if (hikey)
+		{
+			vh->pd_upper -= MAXALIGN(hlen);
+			memcpy(view + vh->pd_upper, hikey, hlen);
+			ItemIdSetNormal(PageGetItemId(view, off), vh->pd_upper, hlen);
+			vh->pd_lower += sizeof(ItemIdData);
+			off++;
+		}
+		items = vh->pd_upper - itemsbytes;
+		vh->pd_upper = items;
+	}
 	for (int p = from; p < to; p++)
 	{
 		int			n = fp->start[p + 1] - fp->start[p];
@@ -1029,7 +1120,7 @@ decode_parts(FtTree *tree, BlockNumber blkno, Page page, char *view,
 				corrupt(tree, blkno, "A part of the frame does not start with the entry its directory names.");
 			if (!FtFrameIsDead(frame, fp->start[p] + i))
 			{
-				ItemIdSetNormal(PageGetItemId(view, off), at + pos, len);
+				ItemIdSetNormal(PageGetItemId(view, off), (at + pos) / unit, len);
 				vh->pd_lower += sizeof(ItemIdData);
 				off++;
 			}
@@ -1040,24 +1131,43 @@ decode_parts(FtTree *tree, BlockNumber blkno, Page page, char *view,
 	}
 }
 
-/* the header and special space of a decoded page of leaf page */
+/*
+ * The header and special space of a decoded page of leaf page: a wide view
+ * (FT_PD_WIDE_VIEW) if wide, else an ordinary one of the entries from
+ * frame index base on.
+ */
 static void
-view_init(char *view, Page page)
+view_init(char *view, Page page, bool wide, int base)
 {
 	PageHeader	vh = (PageHeader) view;
 	FtPageOpaque vopaque;
 
 	memcpy(view, page, SizeOfPageHeaderData);
 	vh->pd_lower = SizeOfPageHeaderData;
-	vh->pd_special = FT_VIEW_SIZE - MAXALIGN(sizeof(FtPageOpaqueData));
-	vh->pd_upper = vh->pd_special;
+	vh->pd_flags &= ~FT_PD_WIDE_VIEW;
+	vh->pd_checksum = (uint16) base;
+	if (wide)
+	{
+		Assert(base == 0);
+		vh->pd_flags |= FT_PD_WIDE_VIEW;
+		vh->pd_special = FT_WIDE_SPECIAL;
+		vh->pd_upper = FT_WIDE_ITEMS / MAXIMUM_ALIGNOF;
+	}
+	else
+	{
+		vh->pd_special = FT_VIEW_SIZE - MAXALIGN(sizeof(FtPageOpaqueData));
+		vh->pd_upper = vh->pd_special;
+	}
 	vopaque = FtPageGetOpaque(view);
 	memcpy(vopaque, FtPageGetOpaque(page), sizeof(FtPageOpaqueData));
 	vopaque->ft_codec = FT_CODEC_NONE;
 	vopaque->ft_frame_layout = FT_FRAME_LAYOUT_PREFIXED;
 }
 
-/* decode compressed leaf page into view (FT_VIEW_SIZE bytes) */
+/*
+ * decode compressed leaf page into view (FT_VIEW_SIZE bytes, or
+ * FT_WIDE_VIEW_MAX for a wide frame: a wide view)
+ */
 static void
 decode_leaf(FtTree *tree, BlockNumber blkno, Page page, char *view)
 {
@@ -1074,7 +1184,7 @@ decode_leaf(FtTree *tree, BlockNumber blkno, Page page, char *view)
 		corrupt(tree, blkno, "The compressed bytes fail their checksum.");
 
 	/* the page header and special space, then the items */
-	view_init(view, page);
+	view_init(view, page, FtFrameLayoutIsWide(opaque->ft_frame_layout), 0);
 
 	if (FtFrameLayoutHasParts(opaque->ft_frame_layout))
 	{
@@ -1087,7 +1197,7 @@ decode_leaf(FtTree *tree, BlockNumber blkno, Page page, char *view)
 		return;
 	}
 
-	raw = scratch(&raw_buf, FT_VIEW_SIZE);
+	raw = scratch(&raw_buf, FT_WIDE_VIEW_MAX);
 	if (!ft_codec_decompress((FtCodecId) opaque->ft_codec, data, hdr.complen,
 							 raw, hdr.rawlen))
 		corrupt(tree, blkno, "The compressed bytes do not decompress.");
@@ -1179,6 +1289,8 @@ cache_reset(void)
 	slots = NULL;
 	nsets = 0;
 	last_part.slot = NULL;
+	for (int w = 0; w <= WIDE_WAYS; w++)
+		wide_slots[w].used = 0;
 }
 
 static void
@@ -1276,6 +1388,58 @@ cache_find(FtTree *tree, BlockNumber blkno, Page page, FtFrameHeader *hdr,
  * copy in this backend's cache.  The copy stays valid until the next call
  * of ft_leaf_view or ft_leaf_copy; nothing may write it.
  */
+/*
+ * Slot s now holds the decoding of part (-1: the whole frame) of the leaf
+ * blkno of node whose frame header is hdr, and was used last.
+ */
+static void
+slot_fill(ViewSlot *s, RelFileNode node, BlockNumber blkno, int part,
+		  const FtFrameHeader *hdr)
+{
+	s->node = node;
+	s->blkno = blkno;
+	s->part = part;
+	s->stamp = hdr->stamp;
+	s->crc = hdr->crc;
+	s->deadcrc = hdr->deadcrc;
+	s->used = ++tick;
+}
+
+/* ft_leaf_view of a wide frame: a wide view, in wide_slots */
+static Page
+wide_view(FtTree *tree, Buffer buf)
+{
+	Page		page = BufferGetPage(buf);
+	BlockNumber blkno = BufferGetBlockNumber(buf);
+	RelFileNode node = tree->rel->rd_node;
+	FtFrameHeader hdr;
+	ViewSlot   *victim = NULL;
+
+	(void) frame_locate(tree, blkno, page, &hdr);
+	cache_setup();
+	for (int w = 0; w < WIDE_WAYS; w++)
+	{
+		ViewSlot   *s = &wide_slots[w];
+
+		if (nsets > 0 && slot_holds(s, node, blkno, page, &hdr))
+			return (Page) s->view;
+		if ((victim == NULL || s->used < victim->used) && !is_protected(s->view))
+			victim = s;
+	}
+	/* the cache off, or both ways referenced: the way never cached */
+	if (victim == NULL || nsets == 0)
+		victim = &wide_slots[WIDE_WAYS];
+	if (is_protected(victim->view))
+		elog(ERROR, "fractam: no decoded leaf left to decode into");
+	if (victim->view == NULL)
+		victim->view = MemoryContextAlloc(TopMemoryContext, FT_WIDE_VIEW_MAX);
+	victim->used = 0;			/* invalid until decoded */
+	decode_leaf(tree, blkno, page, victim->view);
+	if (victim != &wide_slots[WIDE_WAYS])
+		slot_fill(victim, node, blkno, -1, &hdr);
+	return (Page) victim->view;
+}
+
 Page
 ft_leaf_view(FtTree *tree, Buffer buf)
 {
@@ -1289,6 +1453,8 @@ ft_leaf_view(FtTree *tree, Buffer buf)
 	if (!FtPageIsCompressed(opaque))
 		return page;
 	Assert(FtPageIsLeaf(opaque));
+	if (FtFrameLayoutIsWide(opaque->ft_frame_layout))
+		return wide_view(tree, buf);
 
 	blkno = BufferGetBlockNumber(buf);
 	hit = cache_find(tree, blkno, page, &hdr, &victim);
@@ -1309,20 +1475,15 @@ ft_leaf_view(FtTree *tree, Buffer buf)
 		victim->view = MemoryContextAlloc(cache_cxt, FT_VIEW_SIZE);
 	victim->used = 0;			/* invalid until decoded */
 	decode_leaf(tree, blkno, page, victim->view);
-	victim->node = tree->rel->rd_node;
-	victim->blkno = blkno;
-	victim->part = -1;
-	victim->stamp = hdr.stamp;
-	victim->crc = hdr.crc;
-	victim->deadcrc = hdr.deadcrc;
-	victim->used = ++tick;
+	slot_fill(victim, tree->rel->rd_node, blkno, -1, &hdr);
 	return (Page) victim->view;
 }
 
 /*
  * Copy the leaf in buf (locked by the caller) into dst, FT_VIEW_SIZE bytes
- * (BLCKSZ suffice for a leaf that is not compressed): decoded if compressed.
- * Only the used parts are copied, as ft_copy_page does.
+ * (BLCKSZ suffice for a leaf that is not compressed; a wide frame's,
+ * ft_leaf_is_wide, needs ft_view_bytes of its view): decoded if
+ * compressed.  Only the used parts are copied, as ft_copy_page does.
  */
 void
 ft_leaf_copy(FtTree *tree, Buffer buf, char *dst)
@@ -1349,6 +1510,8 @@ ft_leaf_copy_uncached(FtTree *tree, Buffer buf, char *dst)
 		ft_copy_page(dst, page);
 		return;
 	}
+	if (ft_leaf_is_wide(page))
+		elog(ERROR, "fractam: a wide frame cannot be copied into a decoded page");
 	hit = cache_find(tree, blkno, page, &hdr, &victim);
 	if (hit)
 		ft_view_copy(dst, (Page) hit->view, page);
@@ -1368,6 +1531,13 @@ ft_view_copy(char *dst, Page view, Page page)
 	if (view == page)
 	{
 		ft_copy_page(dst, view);
+		return;
+	}
+	if (FtViewIsWide(view))
+	{
+		memcpy(dst, view, hdr->pd_lower);
+		memcpy(dst + FT_WIDE_SPECIAL, view + FT_WIDE_SPECIAL,
+			   ft_view_bytes(view) - FT_WIDE_SPECIAL);
 		return;
 	}
 	memcpy(dst, view, hdr->pd_lower);
@@ -1544,18 +1714,12 @@ ft_leaf_view_part(FtTree *tree, Buffer buf, const char *key, Size keylen,
 		victim->used = 0;		/* invalid until decoded */
 		view = victim->view;
 	}
-	view_init(view, page);
+	view_init(view, page, false, fp->start[part]);
 	decode_parts(tree, blkno, page, view, (const FtFrameHeader *) frame, fp,
 				 part, part + 1);
 	if (victim != NULL)
 	{
-		victim->node = node;
-		victim->blkno = blkno;
-		victim->part = part;
-		victim->stamp = hdr.stamp;
-		victim->crc = hdr.crc;
-		victim->deadcrc = hdr.deadcrc;
-		victim->used = ++tick;
+		slot_fill(victim, node, blkno, part, &hdr);
 		remember_part(victim, node, blkno, &hdr, part, forward, frame,
 					  *low, *lowlen, *high, *highlen);
 	}
@@ -1569,14 +1733,36 @@ ft_leaf_is_compressed(Page page)
 	return FtPageIsCompressed(FtPageGetOpaque(page));
 }
 
-/* the frame index of the entry at offset off of a decoded leaf */
+/* ... one whose frame is wide (decodes whole into a wide view)? */
+bool
+ft_leaf_is_wide(Page page)
+{
+	FtPageOpaque opaque = FtPageGetOpaque(page);
+
+	return FtPageIsCompressed(opaque) &&
+		FtFrameLayoutIsWide(opaque->ft_frame_layout);
+}
+
+/* The bytes a copy of decoded page view takes (FT_VIEW_SIZE unless wide) */
+Size
+ft_view_bytes(Page view)
+{
+	if (FtViewIsWide(view))
+		return (Size) ((PageHeader) view)->pd_upper * MAXIMUM_ALIGNOF;
+	return FT_VIEW_SIZE;
+}
+
+/*
+ * The frame index of the entry at offset off of a decoded leaf, or of a
+ * part of one (its entries from frame index base on: view_init)
+ */
 static int
-frame_index_of(const FtFrameHeader *frame, OffsetNumber first,
+frame_index_of(const FtFrameHeader *frame, int base, OffsetNumber first,
 			   OffsetNumber off)
 {
 	int			live = 0;
 
-	for (int i = 0; i < frame->nitems; i++)
+	for (int i = base; i < frame->nitems; i++)
 	{
 		if (FtFrameIsDead(frame, i))
 			continue;
@@ -1595,6 +1781,9 @@ slot_of_view(FtTree *tree, BlockNumber blkno, Page view)
 	uint32		h;
 	ViewSlot   *set;
 
+	for (int w = 0; w < WIDE_WAYS; w++)
+		if (wide_slots[w].used != 0 && wide_slots[w].view == (char *) view)
+			return &wide_slots[w];
 	if (nsets == 0 || slots == NULL)
 		return NULL;
 	h = hash_bytes_uint32((uint32) node.relNode ^ (blkno * 0x9E3779B1U));
@@ -1710,6 +1899,7 @@ ft_leaf_patch_entries(FtTree *tree, Buffer buf, Page view,
 	FtFrameHeader *frame = (FtFrameHeader *) frame_of(tree, blkno, page, &hdr);
 	OffsetNumber first = FtFirstDataOffset(FtPageGetOpaque(view));
 	OffsetNumber maxoff = PageGetMaxOffsetNumber(view);
+	int			base = ((PageHeader) view)->pd_checksum;
 	uint16	   *index_of;
 	FtFrameChange *chgs;
 	const char **bytes;
@@ -1722,7 +1912,7 @@ ft_leaf_patch_entries(FtTree *tree, Buffer buf, Page view,
 		return false;
 	/* decoded offset -> frame index (dead entries are not decoded) */
 	index_of = palloc(sizeof(uint16) * (maxoff + 1));
-	for (int i = 0; i < hdr.nitems; i++)
+	for (int i = base; i < hdr.nitems; i++)
 		if (!FtFrameIsDead(frame, i) && first + live <= maxoff)
 			index_of[first + live++] = (uint16) i;
 	chgs = palloc(sizeof(FtFrameChange) * npatches);
@@ -1751,6 +1941,26 @@ ft_leaf_patch_entries(FtTree *tree, Buffer buf, Page view,
 	pfree(chgs);
 	pfree(bytes);
 	return ok;
+}
+
+/* Has a change of frame's change area transformed entry idx? */
+static bool
+entry_transformed(const FtFrameHeader *frame, int idx)
+{
+	const char *area = FtFrameChanges(frame);
+	Size		pos = 0;
+
+	while (pos + FT_CHANGE_HDRSZ <= frame->chglen)
+	{
+		FtFrameChange c;
+
+		memcpy(&c, area + pos, FT_CHANGE_HDRSZ);
+		if (c.kind == FT_CHANGE_TRANSFORM && idx >= c.first &&
+			idx < (int) c.first + c.count)
+			return true;
+		pos += FT_CHANGE_HDRSZ + c.len;
+	}
+	return false;
 }
 
 /* the most changes one patch of an entry becomes (ft_leaf_change_entry) */
@@ -1787,8 +1997,8 @@ ft_leaf_change_entry(FtTree *tree, Buffer buf, Page *viewp, OffsetNumber off,
 	const char *chgbytes[MAX_PATCH_PIECES];
 	int			nchg = 0;
 	ItemId		vid = PageGetItemId(view, off);
-	char	   *item = (char *) view + ItemIdGetOffset(vid);
-	Size		itemlen = ItemIdGetLength(vid);
+	Size		itemlen;
+	char	   *item = ft_page_item(view, off, &itemlen);
 	char	   *newitem = NULL;
 	Size		newlen = itemlen;
 	int			idx;
@@ -1798,7 +2008,8 @@ ft_leaf_change_entry(FtTree *tree, Buffer buf, Page *viewp, OffsetNumber off,
 	Assert(FtPageIsCompressed(FtPageGetOpaque(page)));
 	/* view was decoded from this frame, which decoding checked whole */
 	frame = (FtFrameHeader *) frame_locate(tree, blkno, page, &hdr);
-	idx = frame_index_of(frame, FtFirstDataOffset(FtPageGetOpaque(view)), off);
+	idx = frame_index_of(frame, ((PageHeader) view)->pd_checksum,
+						 FtFirstDataOffset(FtPageGetOpaque(view)), off);
 	if (idx < 0)
 		elog(ERROR, "fractam: block %u of \"%s\" has no entry at decoded offset %u",
 			 blkno, RelationGetRelationName(tree->rel), off);
@@ -1813,8 +2024,20 @@ ft_leaf_change_entry(FtTree *tree, Buffer buf, Page *viewp, OffsetNumber off,
 		chgbytes[0] = NULL;
 		nchg = 1;
 		newitem = ft_item_transformed(transform, item, itemlen, &newlen);
-		/* the leaf must still decode into one decoded page */
-		if (view_items_space(view) - ft_item_space(itemlen) +
+
+		/*
+		 * The leaf must still decode into one decoded page, or for a wide
+		 * frame each part into one and the whole into a wide view: an
+		 * entry of a wide frame grows once, by FT_FRAME_ROW_GROWTH at most
+		 * (ft_page.h), and writers change it through a part (lookup_view),
+		 * which checks as a whole leaf does.
+		 */
+		if (FtViewIsWide(view) ||
+			(FtFrameLayoutIsWide(FtPageGetOpaque(page)->ft_frame_layout) &&
+			 (MAXALIGN(newlen) > MAXALIGN(itemlen) + FT_FRAME_ROW_GROWTH ||
+			  hdr.nitems > FT_FRAME_TABLE_MAX_ITEMS ||
+			  entry_transformed(frame, idx))) ||
+			view_items_space(view) - ft_item_space(itemlen) +
 			ft_item_space(newlen) > FT_VIEW_CAPACITY)
 		{
 			pfree(newitem);
@@ -1902,10 +2125,26 @@ ft_leaf_change_entry(FtTree *tree, Buffer buf, Page *viewp, OffsetNumber off,
 		}
 		else
 		{
+			int			base = vh->pd_checksum;
+
 			if (slot)
 				slot->used = 0;
 			slot = NULL;
-			*viewp = ft_leaf_view(tree, buf);
+			if (base == 0 && !ft_leaf_is_wide(page))
+				*viewp = ft_leaf_view(tree, buf);
+			else
+			{
+				const char *low;
+				const char *high;
+				Size		lowlen;
+				Size		highlen;
+
+				/* the part again, found by the entry's key */
+				*viewp = ft_leaf_view_part(tree, buf, newitem,
+										   ft_key_len(tree, newlen), true,
+										   &low, &lowlen, &high, &highlen);
+				Assert(((PageHeader) *viewp)->pd_checksum == base);
+			}
 		}
 		pfree(newitem);
 	}

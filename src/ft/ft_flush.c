@@ -19,6 +19,7 @@
 
 #include "ft/ft_int.h"
 #include "miscadmin.h"
+#include "utils/memutils.h"
 #include "utils/rel.h"
 #include "wal/ft_xlog.h"
 
@@ -185,7 +186,8 @@ append_cut(FtTree *tree, char **items, Size *lens, int nitems, int newidx)
  * item; returns the number of pages.  A rightmost leaf (ascending loads)
  * fills its pages to fillfactor, others are balanced (or cut where
  * append_cut says, cut >= 0); the last page takes whatever remains once it
- * fits, and no flush makes more than FT_MAX_FLUSH_LEAVES pages.
+ * fits, and no flush makes more than FT_MAX_FLUSH_LEAVES pages: -1 if the
+ * items need more (a wide frame's, FT_FRAME_LAYOUT_WIDE_*, may).
  */
 static int
 cut_pages(FtTree *tree, char **items, Size *lens, int nitems,
@@ -243,8 +245,7 @@ cut_pages(FtTree *tree, char **items, Size *lens, int nitems,
 		{
 			p++;
 			if (p >= FT_MAX_FLUSH_LEAVES)
-				elog(ERROR, "fractam: flush would produce more than %d leaves",
-					 FT_MAX_FLUSH_LEAVES);
+				return -1;
 			starts[p] = i;
 			used = 0;
 		}
@@ -357,15 +358,54 @@ append_sealed_count(FtTree *tree, char **items, Size *lens, int nitems)
  * bytes count): for a caller that must move messages out of the node above
  * before this node can be split (see make_pivot_room).
  */
+static FtFlushResult flush_child(FtTree *tree, Buffer bbuf, int childidx,
+								 Buffer lbuf, const char *extra,
+								 Size extralen, bool over_fanout);
+
 FtFlushResult
 ft_flush_child(FtTree *tree, Buffer bbuf, int childidx, Buffer lbuf,
 			   const char *extra, Size extralen, bool over_fanout)
+{
+	Page		lpage = BufferGetPage(lbuf);
+	FtCodecId	codec = tree->codec;
+	int			level = tree->codec_level;
+	FtFlushResult result;
+
+	/*
+	 * A wide frame of a relation compressed no more (ALTER ... RESET) may
+	 * not fit the plain leaves of one flush: such a leaf stays compressed
+	 * with its own method (as ft_leaf_recompress keeps VACUUM's rewrites).
+	 */
+	if (codec != FT_CODEC_NONE || !ft_leaf_is_wide(lpage))
+		return flush_child(tree, bbuf, childidx, lbuf, extra, extralen,
+						   over_fanout);
+	if (!ft_codec_lookup(ft_codec_name((FtCodecId) FtPageGetOpaque(lpage)->ft_codec),
+						 &tree->codec, &tree->codec_level))
+		elog(ERROR, "fractam: unknown codec %u", FtPageGetOpaque(lpage)->ft_codec);
+	PG_TRY();
+	{
+		result = flush_child(tree, bbuf, childidx, lbuf, extra, extralen,
+							 over_fanout);
+	}
+	PG_FINALLY();
+	{
+		tree->codec = codec;
+		tree->codec_level = level;
+	}
+	PG_END_TRY();
+	return result;
+}
+
+static FtFlushResult
+flush_child(FtTree *tree, Buffer bbuf, int childidx, Buffer lbuf,
+			const char *extra, Size extralen, bool over_fanout)
 {
 	Page		bpage = BufferGetPage(bbuf);
 	Page		lpage = BufferGetPage(lbuf);
 	FtPageOpaque lopaque = FtPageGetOpaque(lpage);
 	PGAlignedBlock bcopy;
-	FtViewBuf	lcopy;
+	FtViewBuf	lcopybuf;
+	char	   *lcopy = lcopybuf.data;
 	OffsetNumber first;
 	OffsetNumber end;
 	int			maxitems;
@@ -392,6 +432,7 @@ ft_flush_child(FtTree *tree, Buffer bbuf, int childidx, Buffer lbuf,
 	int			sealed_from = 0;	/* items before it are not sealed */
 	int			ntaken = 0;
 	bool		append_split = false;	/* a direct insert at its group's end */
+	bool		must_seal = false;	/* too many entries for plain leaves */
 	bool		images;
 
 	Assert(ft_child_block(bpage, childidx) == BufferGetBlockNumber(lbuf));
@@ -399,11 +440,20 @@ ft_flush_child(FtTree *tree, Buffer bbuf, int childidx, Buffer lbuf,
 
 	/* work from copies: both pages are rewritten in place below */
 	ft_copy_page(bcopy.data, bpage);
-	ft_leaf_copy(tree, lbuf, lcopy.data);
-	if (!FtPageIsRightmost(lopaque))
-		oldhikey = ft_page_item(lcopy.data, FT_HIKEY, &oldhikeylen);
+	if (ft_leaf_is_wide(lpage))
+	{
+		/* a wide frame decoded: larger than lcopybuf (flushes do not nest) */
+		static char *wide_lcopy = NULL;
 
-	maxitems = PageGetMaxOffsetNumber(lcopy.data) + (end - first) + 2;
+		if (wide_lcopy == NULL)
+			wide_lcopy = MemoryContextAlloc(TopMemoryContext, FT_WIDE_VIEW_MAX);
+		lcopy = wide_lcopy;
+	}
+	ft_leaf_copy(tree, lbuf, lcopy);
+	if (!FtPageIsRightmost(lopaque))
+		oldhikey = ft_page_item(lcopy, FT_HIKEY, &oldhikeylen);
+
+	maxitems = PageGetMaxOffsetNumber(lcopy) + (end - first) + 2;
 	if (tree->append_batch)
 		maxitems += tree->append_batch->n;
 	items = palloc(sizeof(char *) * maxitems);
@@ -411,7 +461,7 @@ ft_flush_child(FtTree *tree, Buffer bbuf, int childidx, Buffer lbuf,
 	{
 		FtMsgRun	run = {bcopy.data, first, end};
 
-		nitems = ft_merge_leaf(tree, lcopy.data, &run, 1,
+		nitems = ft_merge_leaf(tree, lcopy, &run, 1,
 							   extra, extralen, items, lens, &maxmsn);
 	}
 
@@ -452,6 +502,20 @@ ft_flush_child(FtTree *tree, Buffer bbuf, int childidx, Buffer lbuf,
 						   oldhikey == NULL, cut, starts);
 
 		/*
+		 * A wide frame's entries (and a direct insert, or a few messages)
+		 * may not fit the uncompressed leaves one flush writes: they stay
+		 * compressed, in compressed halves, however they came in.
+		 */
+		if (npages < 0)
+		{
+			if (!FtPageIsCompressed(lopaque))
+				elog(ERROR, "fractam: flush would produce more than %d leaves",
+					 FT_MAX_FLUSH_LEAVES);
+			must_seal = true;
+			npages = 0;
+		}
+
+		/*
 		 * With compression, the items of a cold leaf (buffered messages came
 		 * in, and no direct insert) go into compressed leaves when they no
 		 * longer fit the uncompressed page (instead of splitting it), or
@@ -470,8 +534,10 @@ ft_flush_child(FtTree *tree, Buffer bbuf, int childidx, Buffer lbuf,
 		 */
 		if (tree->codec != FT_CODEC_NONE && nitems > 0 &&
 			end > first && extra == NULL &&
-			(npages > 1 || FtPageIsCompressed(lopaque)))
+			(npages > 1 || FtPageIsCompressed(lopaque)) && !must_seal)
 			nsealed = (oldhikey != NULL) ? nitems : starts[npages - 1];
+		if (must_seal)
+			nsealed = nitems;
 
 		/*
 		 * A table's compressed leaf (never the rightmost) stays compressed
@@ -485,8 +551,8 @@ ft_flush_child(FtTree *tree, Buffer bbuf, int childidx, Buffer lbuf,
 		if (tree->codec != FT_CODEC_NONE && tree->frame_chgcap > 0 &&
 			nitems > 0 && oldhikey != NULL && FtPageIsCompressed(lopaque) &&
 			extra != NULL && first == end &&
-			nitems == PageGetMaxOffsetNumber(lcopy.data) -
-			FtFirstDataOffset(FtPageGetOpaque(lcopy.data)) + 1)
+			nitems == PageGetMaxOffsetNumber(lcopy) -
+			FtFirstDataOffset(FtPageGetOpaque(lcopy)) + 1)
 			nsealed = nitems;
 		if (nsealed > 0)
 		{
@@ -505,6 +571,9 @@ ft_flush_child(FtTree *tree, Buffer bbuf, int childidx, Buffer lbuf,
 				lead = cut_pages(tree, items, lens, sealed_from,
 								 ft_item_space(ft_key_len(tree, lens[sealed_from])),
 								 false, -1, starts);
+			if (lead < 0)
+				elog(ERROR, "fractam: flush would produce more than %d leaves",
+					 FT_MAX_FLUSH_LEAVES);
 			/* pages that will take more flushes share the items evenly */
 			ncomp = ft_cut_compressed(tree, items + sealed_from,
 									  lens + sealed_from,
@@ -525,7 +594,7 @@ ft_flush_child(FtTree *tree, Buffer bbuf, int childidx, Buffer lbuf,
 											 oldhikey ? ft_item_space(oldhikeylen) : 0,
 											 oldhikey == NULL, -1, tail);
 
-				if (ncomp + rest > FT_MAX_FLUSH_LEAVES)
+				if (rest < 0 || ncomp + rest > FT_MAX_FLUSH_LEAVES)
 					ncomp = -1;
 				else
 				{
@@ -546,6 +615,9 @@ ft_flush_child(FtTree *tree, Buffer bbuf, int childidx, Buffer lbuf,
 			 */
 			if (ncomp < 0)
 			{
+				if (must_seal)
+					elog(ERROR, "fractam: flush would produce more than %d leaves",
+						 FT_MAX_FLUSH_LEAVES);
 				memcpy(starts, plain, sizeof(int) * nplain);
 				npages = nplain;
 				nsealed = 0;
@@ -702,7 +774,7 @@ ft_flush_child(FtTree *tree, Buffer bbuf, int childidx, Buffer lbuf,
 		 * changed (a few hundred bytes instead of a page image).
 		 */
 		Size		deltalen;
-		char	   *delta = ft_build_leaf_delta(lcopy.data, items, lens,
+		char	   *delta = ft_build_leaf_delta(lcopy, items, lens,
 												nitems, NULL, 0,
 												InvalidBlockNumber,
 												template.ft_msn, end > first,
@@ -733,7 +805,7 @@ ft_flush_child(FtTree *tree, Buffer bbuf, int childidx, Buffer lbuf,
 	 */
 	{
 		Size		deltalen;
-		char	   *delta = ft_build_leaf_delta(lcopy.data, items, lens,
+		char	   *delta = ft_build_leaf_delta(lcopy, items, lens,
 												starts[1], hikeys[0],
 												hikeylens[0],
 												BufferGetBlockNumber(bufs[1]),

@@ -273,6 +273,8 @@ extern Page ft_leaf_view_part(FtTree *tree, Buffer buf, const char *key,
 							  Size *lowlen, const char **high,
 							  Size *highlen);
 extern bool ft_leaf_is_compressed(Page page);
+extern bool ft_leaf_is_wide(Page page);
+extern Size ft_view_bytes(Page view);
 extern void ft_leaf_delete(FtTree *tree, Buffer buf, OffsetNumber *dead,
 						   int ndead);
 extern bool ft_leaf_has_change_room(FtTree *tree, Buffer buf);
@@ -351,8 +353,11 @@ extern void ft_prefetch_move_leaves(FtTree *tree, BlockNumber xblk,
 extern void ft_delete_offsets(FtTree *tree, Buffer buf, OffsetNumber *dead,
 							  int ndead);
 
-/* at most this many leaves merge into one compressed leaf (one record) */
-#define FT_MERGE_MAX_LEAVES	8
+/*
+ * at most this many leaves merge into one compressed leaf (one record): a
+ * wide frame's worth (FT_WIDE_FRAME_BYTES) of full ones
+ */
+#define FT_MERGE_MAX_LEAVES	16
 
 extern Size ft_leaf_items_space(Page page);
 extern bool ft_merge_leaves(FtTree *tree, Buffer bbuf, int a, Buffer lsbuf,

@@ -212,8 +212,10 @@ pin_hinted(FtTree *tree, BlockNumber blkno, Buffer recent)
  * The leaf in buf (locked with access) as a page to look key up in: a
  * compressed leaf decoded, and for a reader only the part of it that would
  * hold key (ft_leaf_view_part), so that a point read decodes a part, not
- * the whole leaf.  A writer gets the whole leaf: it changes entries by
- * their place in it.
+ * the whole leaf.  A writer gets the whole leaf, unless its frame is wide
+ * (FT_FRAME_LAYOUT_WIDE_*), where it gets the part too: a change of an
+ * entry in place (ft_leaf_change_entry) finds the entry's frame index from
+ * the offset in either.
  */
 static Page
 lookup_view(FtTree *tree, Buffer buf, const char *key, Size keylen,
@@ -224,7 +226,7 @@ lookup_view(FtTree *tree, Buffer buf, const char *key, Size keylen,
 	Size		lowlen;
 	Size		highlen;
 
-	if (access != BUFFER_LOCK_SHARE)
+	if (access != BUFFER_LOCK_SHARE && !ft_leaf_is_wide(BufferGetPage(buf)))
 		return ft_leaf_view(tree, buf);
 	return ft_leaf_view_part(tree, buf, key, keylen, true, &low, &lowlen,
 							 &high, &highlen);
@@ -479,9 +481,8 @@ restart:
 	if (found && access == BUFFER_LOCK_EXCLUSIVE &&
 		!ft_leaf_has_change_room(tree, buf))
 	{
-		Page		view = ft_leaf_view(tree, buf);
 		Size		len;
-		char	   *item = ft_page_item(view, off, &len);
+		char	   *item = ft_page_item(page, off, &len);
 		char	   *copy = palloc(len);
 
 		memcpy(copy, item, len);
@@ -529,8 +530,7 @@ restart:
 	ref->view = page;
 	if (page != BufferGetPage(buf))
 		ft_leaf_view_protect(page);
-	ref->item = PageGetItem(page, PageGetItemId(page, off));
-	ref->len = ItemIdGetLength(PageGetItemId(page, off));
+	ref->item = ft_page_item(page, off, &ref->len);
 	return true;
 }
 

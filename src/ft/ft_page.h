@@ -108,11 +108,22 @@ typedef enum FtCodecId
 										 * parts compressed one by one */
 #define FT_FRAME_LAYOUT_ROW_PARTS	3	/* each entry after its length, in
 										 * parts compressed one by one */
-#define FT_FRAME_LAYOUT_MAX			FT_FRAME_LAYOUT_ROW_PARTS
+#define FT_FRAME_LAYOUT_WIDE_PARTS	4	/* FT_FRAME_LAYOUT_PARTS whose entries
+										 * take more than a decoded page */
+#define FT_FRAME_LAYOUT_WIDE_ROW_PARTS	5	/* ... FT_FRAME_LAYOUT_ROW_PARTS */
+#define FT_FRAME_LAYOUT_MAX			FT_FRAME_LAYOUT_WIDE_ROW_PARTS
 
 /* a layout of parts (FtFrameParts): a lookup may decode one */
 #define FtFrameLayoutHasParts(layout) \
-	((layout) == FT_FRAME_LAYOUT_PARTS || (layout) == FT_FRAME_LAYOUT_ROW_PARTS)
+	((layout) >= FT_FRAME_LAYOUT_PARTS && (layout) <= FT_FRAME_LAYOUT_MAX)
+/* ... each entry after its length (a table's) */
+#define FtFrameLayoutIsRows(layout) \
+	((layout) == FT_FRAME_LAYOUT_ROW_PARTS || \
+	 (layout) == FT_FRAME_LAYOUT_WIDE_ROW_PARTS)
+/* ... decoding whole into a wide view (see FT_WIDE_VIEW_MAX below) */
+#define FtFrameLayoutIsWide(layout) \
+	((layout) == FT_FRAME_LAYOUT_WIDE_PARTS || \
+	 (layout) == FT_FRAME_LAYOUT_WIDE_ROW_PARTS)
 
 
 typedef FtPageOpaqueData *FtPageOpaque;
@@ -190,6 +201,12 @@ ft_page_format_known(FtPageOpaque opaque)
  *	area may make them longer, and the padding of FT_FRAME_LAYOUT_PARTS
  *	cost lz4 a tenth of its rows per page.
  *
+ *	FT_FRAME_LAYOUT_WIDE_PARTS and FT_FRAME_LAYOUT_WIDE_ROW_PARTS: as the
+ *	two above, for a frame whose entries take more than one decoded page
+ *	(FtFrameNarrowCapacity, FT_FRAME_NARROW_MAX_ITEMS): it decodes whole
+ *	into a wide view (below), a part at a time into a decoded page.  Builds
+ *	that read only the narrow layouts refuse these pages.
+ *
  * The compressed bytes never change: the frame is built only when the
  * whole leaf is rewritten (flush, build, VACUUM) and logged as a new image,
  * so redo never compresses.  Deleting entries (VACUUM, a unique insert's
@@ -228,7 +245,8 @@ typedef struct FtFrameHeader
 										 * at most (one entry may be more) */
 #define FT_TABLE_FRAME_PART_BYTES	12288	/* ... in a table's frame (see
 											 * encode_parts) */
-#define FT_FRAME_MAX_PARTS		8
+#define FT_FRAME_MAX_PARTS		24	/* a wide frame's 128 kB in parts of
+										 * at least 6.4 kB */
 
 typedef struct FtFrameParts
 {
@@ -290,15 +308,37 @@ typedef struct FtFrameChange
  * that a leaf can take that for a good share of its rows before it must be
  * rewritten uncompressed.
  */
-#define FtFrameCapacity(tree) \
+#define FtFrameNarrowCapacity(tree) \
 	((tree)->frame_chgcap > 0 ? FT_VIEW_CAPACITY - FT_VIEW_CAPACITY / 4 : \
 	 FT_VIEW_CAPACITY)
 
 /*
- * Most entries one frame holds, so that its decoded page has line pointers
- * for all of them (MaxOffsetNumber) and its dead bits stay small.
+ * ... and at most, in a wide frame (FT_FRAME_LAYOUT_WIDE_*): its entries
+ * decode whole into a wide view (below), and one at a time into an
+ * ordinary decoded page, part by part.  A table's again leave a quarter
+ * for the expansion of row versions; a transform may make an entry of a
+ * wide frame FT_FRAME_ROW_GROWTH bytes longer at most (ft_compress.c), so
+ * that the frame, all its entries expanded, still decodes whole.
  */
-#define FT_FRAME_MAX_ITEMS	2000
+#define FT_WIDE_FRAME_BYTES		(128 * 1024)
+#define FtFrameCapacity(tree) \
+	((tree)->frame_chgcap > 0 ? FT_WIDE_FRAME_BYTES - FT_WIDE_FRAME_BYTES / 4 : \
+	 FT_WIDE_FRAME_BYTES)
+#define FT_FRAME_ROW_GROWTH		48	/* a row version expanded to heap's
+									 * header grows by 28 at most */
+
+/*
+ * Most entries one frame holds: one that decodes into an ordinary decoded
+ * page, so that it has line pointers for all of them (MaxOffsetNumber);
+ * a wide one of a table (whose entries may each grow by
+ * FT_FRAME_ROW_GROWTH); a wide one of an index, whose dead bits (one per
+ * entry) then take up to 1000 bytes of the page.
+ */
+#define FT_FRAME_NARROW_MAX_ITEMS	2000
+#define FT_FRAME_TABLE_MAX_ITEMS	2000
+#define FT_FRAME_MAX_ITEMS	8000
+#define FtFrameMaxItems(tree) \
+	((tree)->frame_chgcap > 0 ? FT_FRAME_TABLE_MAX_ITEMS : FT_FRAME_MAX_ITEMS)
 
 /*
  * A decoded compressed leaf is a page of FT_VIEW_SIZE bytes in backend
@@ -308,6 +348,37 @@ typedef struct FtFrameChange
 #define FT_VIEW_SIZE		32768
 #define FT_VIEW_CAPACITY \
 	(FT_VIEW_SIZE - SizeOfPageHeaderData - MAXALIGN(sizeof(FtPageOpaqueData)))
+
+/*
+ * A wide frame decoded whole is a wide view: a page of up to FT_WIDE_VIEW_MAX
+ * bytes in backend memory, flagged FT_PD_WIDE_VIEW in pd_flags (a flag no
+ * shared page has: PostgreSQL's page check refuses it), whose line
+ * pointers' offsets and pd_upper count MAXIMUM_ALIGNOF-byte units, and
+ * whose special space sits after room for the line pointers of
+ * FT_FRAME_MAX_ITEMS entries and a high key, the entries after it, going
+ * upwards to pd_upper (the end of the view's bytes, ft_view_bytes).  Read
+ * its entries with ft_page_item (never
+ * PageGetItem); PageGetMaxOffsetNumber and FtPageGetOpaque work as on any
+ * page.  An ordinary decoded page (FT_VIEW_SIZE) may hold part of a frame:
+ * then pd_checksum is the frame index of the first entry decoded into it
+ * (ft_compress.c maps its offsets to frame indexes from there).
+ */
+#define FT_PD_WIDE_VIEW		0x8000
+#define FT_WIDE_VIEW_MAX	(256 * 1024)
+#define FT_WIDE_SPECIAL \
+	MAXALIGN(SizeOfPageHeaderData + (FT_FRAME_MAX_ITEMS + 1) * sizeof(ItemIdData))
+#define FT_WIDE_ITEMS		(FT_WIDE_SPECIAL + MAXALIGN(sizeof(FtPageOpaqueData)))
+
+StaticAssertDecl(FT_WIDE_VIEW_MAX / MAXIMUM_ALIGNOF <= (1 << 15),
+				 "a wide view's offsets must fit line pointers");
+StaticAssertDecl(FT_WIDE_ITEMS + BLCKSZ + FT_WIDE_FRAME_BYTES -
+				 FT_WIDE_FRAME_BYTES / 4 +
+				 FT_FRAME_TABLE_MAX_ITEMS * FT_FRAME_ROW_GROWTH <= FT_WIDE_VIEW_MAX &&
+				 FT_WIDE_ITEMS + BLCKSZ + FT_WIDE_FRAME_BYTES <= FT_WIDE_VIEW_MAX,
+				 "a wide frame, its high key and its expansions must fit a wide view");
+
+#define FtViewIsWide(page) \
+	((((PageHeader) (page))->pd_flags & FT_PD_WIDE_VIEW) != 0)
 
 /*
  * A range [first, end) of the metapage's counter that its owner gave back
@@ -376,13 +447,24 @@ typedef struct FtMsgHeader
 #define FT_MSG_HDRSZ	MAXALIGN(sizeof(FtMsgHeader))
 
 /* Byte accessors for the three item kinds */
+/* where the item of line pointer iid of page starts (see FT_PD_WIDE_VIEW) */
+static inline Size
+ft_item_offset(Page page, ItemId iid)
+{
+	Size		off = ItemIdGetOffset(iid);
+
+	if (unlikely(FtViewIsWide(page)))
+		off *= MAXIMUM_ALIGNOF;
+	return off;
+}
+
 static inline char *
 ft_page_item(Page page, OffsetNumber off, Size *len)
 {
 	ItemId		iid = PageGetItemId(page, off);
 
 	*len = ItemIdGetLength(iid);
-	return (char *) PageGetItem(page, iid);
+	return (char *) page + ft_item_offset(page, iid);
 }
 
 /*
@@ -396,7 +478,7 @@ static inline void
 ft_prefetch_item(Page page, OffsetNumber off, Size skip)
 {
 #if defined(__GNUC__)
-	__builtin_prefetch((char *) page + ItemIdGetOffset(PageGetItemId(page, off)) + skip);
+	__builtin_prefetch((char *) page + ft_item_offset(page, PageGetItemId(page, off)) + skip);
 #endif
 }
 

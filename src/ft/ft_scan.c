@@ -200,7 +200,8 @@ ft_scan_begin(FtTree *tree)
  * (FT_FRAME_LAYOUT_PARTS), only the part where it starts, decoded
  * (ft_leaf_view_part): a point lookup then decodes a fraction of the leaf.
  * A scan that runs out of its part descends again to where it stopped and
- * copies whole leaves from then on, as it does without parts.
+ * copies whole leaves from then on, as it does without parts; a wide frame
+ * (FT_FRAME_LAYOUT_WIDE_*) it always copies part by part.
  */
 void
 ft_scan_set_parts(FtScan scan, bool parts)
@@ -422,7 +423,9 @@ load_leaf(FtScan scan, FtDescent *d, const char *key, Size keylen)
 
 	/* copy the leaf (or a part of it) and keep at most a pin */
 	forget_cut(scan);
-	if (scan->parts_now && ft_leaf_is_compressed(BufferGetPage(d->buf)))
+	/* a wide frame does not fit lcopy whole: always a part of it */
+	if ((scan->parts_now && ft_leaf_is_compressed(BufferGetPage(d->buf))) ||
+		ft_leaf_is_wide(BufferGetPage(d->buf)))
 		partlow = copy_part(scan, d->buf, key, keylen, &partlowlen);
 	else if (scan->bulk)
 		ft_leaf_copy_uncached(tree, d->buf, scan->lcopy.data);

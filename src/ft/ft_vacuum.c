@@ -440,6 +440,35 @@ patch_items(FtTree *tree, Buffer buf, const char *payload, Size len, int n)
  * the patches in payload (ft_apply_patches' form, decoded offsets) apply
  * and the entries at offsets dead[0..ndead) go, in one new frame.
  */
+/*
+ * ft_leaf_recompress of items[0..n) once their owner has settled what it
+ * can (as ft_merge_leaves does): a wide frame is filled to fit, so the row
+ * versions a transaction expanded in it (deleted, locked, updated) may no
+ * longer fit its page as they are, but do once settled.
+ */
+static bool
+recompress_settled(FtTree *tree, Buffer buf, char **items, Size *lens, int n)
+{
+	FtLeafPrune pr;
+	char	  **pitems;
+	Size	   *plens;
+	int			pn;
+	Size		freed;
+	Size		added;
+	bool		ok;
+
+	if (!ft_prune_run(tree, items, lens, n, false, &pr, &pitems, &plens, &pn,
+					  &freed, &added))
+		return false;
+	if (FullTransactionIdIsValid(pr.horizon))
+		ft_log_removal_horizon(tree, pr.horizon);
+	ok = ft_leaf_recompress(tree, buf, pitems, plens, pn);
+	ft_prune_free(&pr);
+	pfree(pitems);
+	pfree(plens);
+	return ok;
+}
+
 static void
 recompress_leaf(FtTree *tree, Buffer buf, Page view, const char *payload,
 				Size paylen, const OffsetNumber *dead, int ndead)
@@ -449,16 +478,13 @@ recompress_leaf(FtTree *tree, Buffer buf, Page view, const char *payload,
 	int			nall = maxoff >= first ? maxoff - first + 1 : 0;
 	char	  **items = palloc(sizeof(char *) * Max(nall, 1));
 	Size	   *lens = palloc(sizeof(Size) * Max(nall, 1));
-	char	   *copy = palloc(FT_VIEW_SIZE);
+	char	   *copy = palloc(ft_view_bytes(view));
 	int			n = 0;
 	int			d = 0;
 	Size		pos = 0;
 
 	/* the view may be decoded again by others: work on a copy */
-	memcpy(copy, view, ((PageHeader) view)->pd_lower);
-	memcpy(copy + ((PageHeader) view)->pd_upper,
-		   (char *) view + ((PageHeader) view)->pd_upper,
-		   FT_VIEW_SIZE - ((PageHeader) view)->pd_upper);
+	ft_view_copy(copy, view, BufferGetPage(buf));
 	while (pos < paylen)
 	{
 		uint16		hdr[3];
@@ -481,7 +507,8 @@ recompress_leaf(FtTree *tree, Buffer buf, Page view, const char *payload,
 		items[n] = ft_page_item(copy, off, &lens[n]);
 		n++;
 	}
-	if (!ft_leaf_recompress(tree, buf, items, lens, n))
+	if (!ft_leaf_recompress(tree, buf, items, lens, n) &&
+		!recompress_settled(tree, buf, items, lens, n))
 		ereport(ERROR,
 				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
 				 errmsg("block %u of %s \"%s\" no longer fits one compressed page once vacuumed",
@@ -508,7 +535,8 @@ vacuum_leaf(FtTree *tree, Buffer buf, FtVacuumCallback callback, void *arg,
 	FtPageOpaque opaque = FtPageGetOpaque(page);
 	OffsetNumber maxoff = PageGetMaxOffsetNumber(page);
 	OffsetNumber off;
-	OffsetNumber dead[MaxOffsetNumber];
+	/* a wide view holds up to FT_FRAME_MAX_ITEMS entries */
+	OffsetNumber *dead = palloc(sizeof(OffsetNumber) * (maxoff + 1));
 	int			ndead = 0;
 	char	   *payload = NULL;
 	Size		paylen = 0;
@@ -558,6 +586,7 @@ vacuum_leaf(FtTree *tree, Buffer buf, FtVacuumCallback callback, void *arg,
 		recompress_leaf(tree, buf, page, payload, paylen, dead, ndead);
 		pfree(payload);
 		result->items_removed += ndead;
+		pfree(dead);
 		return;
 	}
 	if (npatches > 0 && compressed)
@@ -566,6 +595,7 @@ vacuum_leaf(FtTree *tree, Buffer buf, FtVacuumCallback callback, void *arg,
 		pfree(payload);
 		ft_delete_offsets(tree, buf, dead, ndead);
 		result->items_removed += ndead;
+		pfree(dead);
 		return;
 	}
 	if (npatches > 0)
@@ -575,6 +605,7 @@ vacuum_leaf(FtTree *tree, Buffer buf, FtVacuumCallback callback, void *arg,
 	}
 	ft_delete_offsets(tree, buf, dead, ndead);
 	result->items_removed += ndead;
+	pfree(dead);
 }
 
 /*
@@ -1027,7 +1058,7 @@ ft_merge_leaves(FtTree *tree, Buffer bbuf, int a, Buffer lsbuf, Buffer *leaves,
 	for (int i = 0; i < k - 1; i++)
 		template.ft_msn = Max(template.ft_msn,
 							  FtPageGetOpaque(BufferGetPage(leaves[i]))->ft_msn);
-	ok = n > 0 && n <= FT_FRAME_MAX_ITEMS &&
+	ok = n > 0 && n <= FtFrameMaxItems(tree) &&
 		ft_leaf_compress(tree, image.data, &template, items, lens, n, hikey,
 						 hikeylen);
 	if (ok)

@@ -25,7 +25,7 @@ typedef struct VerifyState
 	FtTree	   *tree;
 	BlockNumber expected[FT_MAX_LEVELS];	/* next page expected per level */
 	bool		seen[FT_MAX_LEVELS];
-	char	   *view;			/* FT_VIEW_SIZE: a decoded compressed leaf */
+	char	   *view;			/* FT_WIDE_VIEW_MAX: a decoded compressed leaf */
 } VerifyState;
 
 static void
@@ -83,7 +83,12 @@ verify_node(VerifyState *vs, BlockNumber blkno, int level,
 	if (opaque->ft_level != level)
 		corrupt(tree, blkno, psprintf("page is at level %u, its parent expects %d",
 									  opaque->ft_level, level));
-	if (((PageHeader) page)->pd_lower > ((PageHeader) page)->pd_upper)
+	/* a wide view's entries go upwards from its special space (ft_page.h) */
+	if (FtViewIsWide(page) ?
+		((PageHeader) page)->pd_lower > FT_WIDE_SPECIAL ||
+		ft_view_bytes(page) < FT_WIDE_ITEMS ||
+		ft_view_bytes(page) > FT_WIDE_VIEW_MAX :
+		((PageHeader) page)->pd_lower > ((PageHeader) page)->pd_upper)
 		corrupt(tree, blkno, "pd_lower is above pd_upper");
 
 	/* sibling chain */
@@ -249,7 +254,7 @@ ft_verify(FtTree *tree)
 
 	memset(&vs, 0, sizeof(vs));
 	vs.tree = tree;
-	vs.view = palloc(FT_VIEW_SIZE);
+	vs.view = palloc(FT_WIDE_VIEW_MAX);
 	ft_read_meta(tree, &root, &level);
 	if (level >= FT_MAX_LEVELS)
 		corrupt(tree, FT_METAPAGE_BLKNO, "metapage root level is impossible");
