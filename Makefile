@@ -56,6 +56,7 @@ OBJS = \
 	src/ft/ft_vacuum.o \
 	src/ft/ft_prune.o \
 	src/ft/ft_codec.o \
+	src/ft/ft_planes.o \
 	src/ft/ft_compress.o \
 	src/ft/ft_verify.o \
 	src/wal/ft_xlog.o \

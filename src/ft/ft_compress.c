@@ -89,6 +89,8 @@ static int	nprotected = 0;
 #define NSPARE_VIEWS (MAX_PROTECTED_VIEWS + 1)
 static char *spare_views[NSPARE_VIEWS];
 static char *raw_buf = NULL;
+static char *planes_buf = NULL;
+static bool plane_filter = true;	/* fractam.debug_index_planes */
 static char *comp_buf = NULL;
 static Size comp_cap = 0;
 
@@ -348,6 +350,7 @@ encode_parts(FtTree *tree, char **items, Size *lens, int n, Size room,
 	FtFrameHeader hdr;
 	Size		rawtotal;
 	int			np = 0;
+	bool		filtered = false;
 
 	bool		rows = (chgcap > 0);
 
@@ -387,8 +390,25 @@ encode_parts(FtTree *tree, char **items, Size *lens, int n, Size room,
 	}
 	partbytes[np++] = acc;
 	start[np] = n;
+
+	/* an index's parts of entries of one length go as planes */
+	memset(parts, 0, sizeof(parts));
+	for (int p = 0; p < np && !rows && plane_filter; p++)
+	{
+		Size		len = MAXALIGN(lens[start[p]]);
+		bool		same = (start[p + 1] - start[p] >= 2);
+
+		for (int i = start[p] + 1; i < start[p + 1] && same; i++)
+			same = (MAXALIGN(lens[i]) == len);
+		if (same)
+		{
+			parts[p].filter = FT_PART_FILTER_PLANES;
+			filtered = true;
+		}
+	}
 	if (itemsbytes + n * sizeof(ItemIdData) + hikeyspace >
-		FtFrameNarrowCapacity(tree) || n > FT_FRAME_NARROW_MAX_ITEMS)
+		FtFrameNarrowCapacity(tree) || n > FT_FRAME_NARROW_MAX_ITEMS ||
+		filtered)
 	{
 		Assert(wide_layout_fits(n, itemsbytes, hikeyspace));
 		*layout = rows ? FT_FRAME_LAYOUT_WIDE_ROW_PARTS :
@@ -421,7 +441,6 @@ encode_parts(FtTree *tree, char **items, Size *lens, int n, Size room,
 	 * The parts: an index's lengths, then its entries as the decoded page
 	 * holds them; a table's entries each after its length.
 	 */
-	memset(parts, 0, sizeof(parts));
 	rawtotal = 0;
 	for (int p = 0; p < np; p++)
 	{
@@ -448,6 +467,16 @@ encode_parts(FtTree *tree, char **items, Size *lens, int n, Size room,
 		Assert(rows ||
 			   rawlen == partbytes[p] + (start[p + 1] - start[p]) * sizeof(uint16));
 		Assert(rawlen <= PG_UINT16_MAX);
+		if (parts[p].filter == FT_PART_FILTER_PLANES)
+		{
+			int			pn = start[p + 1] - start[p];
+			Size		lensbytes = pn * sizeof(uint16);
+			char	   *planes = scratch(&planes_buf, PG_UINT16_MAX);
+
+			ft_planes_encode(raw + lensbytes, planes, pn,
+							 MAXALIGN(lens[start[p]]));
+			memcpy(raw + lensbytes, planes, rawlen - lensbytes);
+		}
 		rawtotal += rawlen;
 		parts[p].nitems = (uint16) (start[p + 1] - start[p]);
 		parts[p].rawlen = (uint16) rawlen;
@@ -874,6 +903,7 @@ typedef struct FrameParts
 	const char *first[FT_FRAME_MAX_PARTS];	/* each part's first entry, in
 											 * the page (NULL for part 0) */
 	Size		firstlen[FT_FRAME_MAX_PARTS];
+	uint16		filter[FT_FRAME_MAX_PARTS]; /* FT_PART_FILTER_* */
 } FrameParts;
 
 static FrameParts frame_parts;
@@ -914,13 +944,16 @@ parse_parts(FtTree *tree, BlockNumber blkno, const FtFrameHeader *frame,
 		memcpy(&part, data + sizeof(FtFrameParts) + p * sizeof(FtFramePart),
 			   sizeof(part));
 		if (part.nitems == 0 || fp->start[p] + part.nitems > hdr->nitems ||
-			part.reserved != 0 ||
+			part.filter > FT_PART_FILTER_PLANES ||
+			(part.filter != FT_PART_FILTER_NONE &&
+			 (rows || !FtFrameLayoutIsWide(layout))) ||
 			part.rawlen < part.nitems * (sizeof(uint16) + (rows ? 1 : MAXIMUM_ALIGNOF)) ||
 			(!rows && (part.rawlen - part.nitems * sizeof(uint16)) % MAXIMUM_ALIGNOF != 0))
 			corrupt(tree, blkno, "The frame's parts are invalid.");
 		fp->start[p + 1] = fp->start[p] + part.nitems;
 		fp->complen[p] = part.complen;
 		fp->rawlen[p] = part.rawlen;
+		fp->filter[p] = part.filter;
 		fp->offset[p + 1] = fp->offset[p] + part.rawlen -
 			part.nitems * sizeof(uint16);
 		raw += part.rawlen;
@@ -1102,16 +1135,29 @@ decode_parts(FtTree *tree, BlockNumber blkno, Page page, char *view,
 		Size		at = items + fp->offset[p] - fp->offset[from];
 		Size		pos = 0;
 
+		Size		planelen = 0;	/* each entry's, if stored as planes */
+
 		if (!ft_codec_decompress(codec, fp->comp[p], fp->complen[p], raw,
 								 fp->rawlen[p]))
 			corrupt(tree, blkno, "The compressed bytes do not decompress.");
-		memcpy(view + at, raw + lensbytes, fp->rawlen[p] - lensbytes);
+		if (fp->filter[p] == FT_PART_FILTER_PLANES)
+		{
+			/* parse_parts checked the entries' part of rawlen is aligned */
+			planelen = (fp->rawlen[p] - lensbytes) / n;
+			if (planelen * n != fp->rawlen[p] - lensbytes ||
+				planelen % MAXIMUM_ALIGNOF != 0)
+				corrupt(tree, blkno, "A part's planes do not hold entries of one length.");
+			ft_planes_decode(raw + lensbytes, view + at, n, planelen);
+		}
+		else
+			memcpy(view + at, raw + lensbytes, fp->rawlen[p] - lensbytes);
 		for (int i = 0; i < n; i++)
 		{
 			uint16		len;
 
 			memcpy(&len, raw + i * sizeof(uint16), sizeof(uint16));
-			if (len == 0 || MAXALIGN(len) > fp->rawlen[p] - lensbytes - pos)
+			if (len == 0 || MAXALIGN(len) > fp->rawlen[p] - lensbytes - pos ||
+				(planelen > 0 && MAXALIGN(len) != planelen))
 				corrupt(tree, blkno, "A decompressed entry has an invalid length.");
 			/* what lookups pick the part by is its first entry's key */
 			if (i == 0 && p > 0 &&
@@ -2361,4 +2407,10 @@ ft_compress_init(void)
 							"once while it stays here; 0 disables the cache.",
 							&decoded_leaf_cache_kb, 8192, 0, 1024 * 1024,
 							PGC_USERSET, GUC_UNIT_KB, NULL, NULL, NULL);
+	DefineCustomBoolVariable("fractam.debug_index_planes",
+							 "Stores the entries of compressed index leaves as byte planes where they have one length (testing, measuring).",
+							 "Off writes them as they are, as builds before the planes did; "
+							 "pages of either kind are read.",
+							 &plane_filter, true,
+							 PGC_SUSET, GUC_NOT_IN_SAMPLE, NULL, NULL, NULL);
 }

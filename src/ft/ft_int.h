@@ -275,6 +275,10 @@ extern Page ft_leaf_view_part(FtTree *tree, Buffer buf, const char *key,
 extern bool ft_leaf_is_compressed(Page page);
 extern bool ft_leaf_is_wide(Page page);
 extern Size ft_view_bytes(Page view);
+
+/* ft_planes.c */
+extern void ft_planes_encode(const char *src, char *dst, int n, Size len);
+extern void ft_planes_decode(const char *src, char *dst, int n, Size len);
 extern void ft_leaf_delete(FtTree *tree, Buffer buf, OffsetNumber *dead,
 						   int ndead);
 extern bool ft_leaf_has_change_room(FtTree *tree, Buffer buf);

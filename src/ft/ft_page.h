@@ -203,9 +203,10 @@ ft_page_format_known(FtPageOpaque opaque)
  *
  *	FT_FRAME_LAYOUT_WIDE_PARTS and FT_FRAME_LAYOUT_WIDE_ROW_PARTS: as the
  *	two above, for a frame whose entries take more than one decoded page
- *	(FtFrameNarrowCapacity, FT_FRAME_NARROW_MAX_ITEMS): it decodes whole
- *	into a wide view (below), a part at a time into a decoded page.  Builds
- *	that read only the narrow layouts refuse these pages.
+ *	(FtFrameNarrowCapacity, FT_FRAME_NARROW_MAX_ITEMS), or whose parts are
+ *	filtered (FT_PART_FILTER_PLANES): it decodes whole into a wide view
+ *	(below), a part at a time into a decoded page.  Builds that read only
+ *	the narrow layouts refuse these pages.
  *
  * The compressed bytes never change: the frame is built only when the
  * whole leaf is rewritten (flush, build, VACUUM) and logged as a new image,
@@ -259,8 +260,23 @@ typedef struct FtFramePart
 	uint16		nitems;
 	uint16		complen;
 	uint16		rawlen;			/* lengths and entries, decompressed */
-	uint16		reserved;		/* zero */
+	uint16		filter;			/* FT_PART_FILTER_*: what was done to the
+								 * entries before they were compressed */
 } FtFramePart;
+
+/*
+ * A part's filter (FtFramePart.filter).  FT_PART_FILTER_PLANES: the part's
+ * entries all take the same padded length L, and are stored as L byte
+ * planes (byte j of every entry, in order, then byte j + 1, ...), each
+ * byte the difference (mod 256) from the same byte of the entry before (0
+ * before the first): sorted keys and their TIDs, which change little from
+ * one entry to the next, become runs of zeros and small constants that the
+ * codec packs several times better than the entries as they are
+ * (bench/RESULTS.md, session 33).  Only an index's parts in a wide layout
+ * (builds before it refuse those); the narrow layouts' parts have 0.
+ */
+#define FT_PART_FILTER_NONE		0
+#define FT_PART_FILTER_PLANES	1
 
 /*
  * A compressed table leaf's frame ends with a change area (chgcap bytes,
