@@ -256,6 +256,92 @@ cut_pages(FtTree *tree, char **items, Size *lens, int nitems,
 }
 
 /*
+ * The pages of a direct insert of items[newidx] into a compressed leaf
+ * whose entries (items[0..nitems)) would take more plain leaves than one
+ * flush writes (a wide frame's): the entries before it in compressed
+ * leaves, those around it, up to half a page, in a plain leaf, and those
+ * after it compressed again (compressed[p] says which page is which;
+ * starts as cut_pages).  Later inserts next to this one then go in place,
+ * as into the plain leaves a narrow frame is rewritten into; an insert
+ * elsewhere in the leaf cuts more plain leaves out of a compressed one.
+ * The plain run takes as many full leaves as the flush may write beside
+ * one compressed leaf on each side: the fewer it takes, the more often
+ * random inserts into the frame re-encode what stays compressed (with half
+ * a leaf, a 104 kB frame took 26 cuts until it was all plain, each
+ * re-encoding the rest); with six, the sides are small enough for the
+ * next insert into either to rewrite it plain, as a narrow frame is.
+ * -1 if that takes more than FT_MAX_FLUSH_LEAVES pages.
+ */
+static int
+cut_around(FtTree *tree, char **items, Size *lens, int nitems, int newidx,
+		   Size last_hikey_space, int *starts, bool *compressed)
+{
+	int			a = newidx;
+	int			b = newidx + 1;
+	Size		used = ft_item_space(lens[newidx]);
+	Size		plainmax = (FT_MAX_FLUSH_LEAVES - 2) * (FT_LEAF_CAPACITY -
+														FT_LEAF_CAPACITY / 8);
+	int			np = 0;
+	int			n;
+
+	for (;;)
+	{
+		bool		grew = false;
+
+		if (a > 0 && used + ft_item_space(lens[a - 1]) <= plainmax)
+		{
+			used += ft_item_space(lens[--a]);
+			grew = true;
+		}
+		if (b < nitems && used + ft_item_space(lens[b]) <= plainmax)
+		{
+			used += ft_item_space(lens[b++]);
+			grew = true;
+		}
+		if (!grew)
+			break;
+	}
+	if (a > 0)
+	{
+		np = ft_cut_compressed(tree, items, lens, a,
+							   ft_item_space(ft_key_len(tree, lens[a])),
+							   starts, FT_MAX_FLUSH_LEAVES - 1, true);
+		if (np < 0)
+			return -1;
+		for (int p = 0; p < np; p++)
+			compressed[p] = true;
+	}
+	n = cut_pages(tree, items + a, lens + a, b - a,
+				  b < nitems ? ft_item_space(ft_key_len(tree, lens[b])) :
+				  last_hikey_space, false, -1, starts + np);
+	if (n < 0 || np + n > FT_MAX_FLUSH_LEAVES)
+		return -1;
+	for (int p = np; p < np + n; p++)
+	{
+		starts[p] += a;
+		compressed[p] = false;
+	}
+	np += n;
+	if (b < nitems)
+	{
+		int			rest[FT_MAX_FLUSH_LEAVES];
+
+		n = ft_cut_compressed(tree, items + b, lens + b, nitems - b,
+							  last_hikey_space, rest,
+							  FT_MAX_FLUSH_LEAVES - np, true);
+		if (n < 0)
+			return -1;
+		for (int p = 0; p < n; p++)
+		{
+			starts[np + p] = rest[p] + b;
+			compressed[np + p] = true;
+		}
+		np += n;
+	}
+	return np;
+}
+
+/*
  * A load into a compressed table (FtTree.append_batch): the full rightmost
  * leaf splits with the batch's next items (items[0..nitems) are the leaf's
  * and, last, the one being inserted), so that the pages it leaves behind
@@ -433,6 +519,8 @@ flush_child(FtTree *tree, Buffer bbuf, int childidx, Buffer lbuf,
 	int			ntaken = 0;
 	bool		append_split = false;	/* a direct insert at its group's end */
 	bool		must_seal = false;	/* too many entries for plain leaves */
+	bool		around = false; /* ... and a direct insert: cut_around */
+	bool		page_compressed[FT_MAX_FLUSH_LEAVES];	/* if around */
 	bool		images;
 
 	Assert(ft_child_block(bpage, childidx) == BufferGetBlockNumber(lbuf));
@@ -477,6 +565,7 @@ flush_child(FtTree *tree, Buffer bbuf, int childidx, Buffer lbuf,
 
 	{
 		int			cut = -1;
+		int			newidx = nitems;
 
 		if (ntaken > 0)
 		{
@@ -488,8 +577,6 @@ flush_child(FtTree *tree, Buffer bbuf, int childidx, Buffer lbuf,
 		/* a direct insert into a full leaf: is it an append point? */
 		else if (extra != NULL && first == end)
 		{
-			int			newidx;
-
 			for (newidx = 0; newidx < nitems; newidx++)
 				if (items[newidx] == extra)
 					break;
@@ -513,6 +600,23 @@ flush_child(FtTree *tree, Buffer bbuf, int childidx, Buffer lbuf,
 					 FT_MAX_FLUSH_LEAVES);
 			must_seal = true;
 			npages = 0;
+
+			/*
+			 * A direct insert into an index's wide leaf: not the whole
+			 * frame re-encoded at this insert and at each one after it, but
+			 * the entries around the new one in a plain leaf of their own,
+			 * where the next inserts nearby go in place.
+			 */
+			if (extra != NULL && first == end && newidx < nitems &&
+				tree->frame_chgcap == 0)
+			{
+				npages = cut_around(tree, items, lens, nitems, newidx,
+									oldhikey ? ft_item_space(oldhikeylen) : 0,
+									starts, page_compressed);
+				around = (npages > 0);
+				must_seal = !around;
+				npages = Max(npages, 0);
+			}
 		}
 
 		/*
@@ -721,7 +825,8 @@ flush_child(FtTree *tree, Buffer bbuf, int childidx, Buffer lbuf,
 			else if (npages > 1)
 				t.ft_nsplits++;
 			imgs[p] = palloc(BLCKSZ);
-			if (starts[p] >= sealed_from && starts[p] < nsealed)
+			if (around ? page_compressed[p] :
+				(starts[p] >= sealed_from && starts[p] < nsealed))
 			{
 				if (!ft_leaf_compress(tree, imgs[p], &t, items + starts[p],
 									  lens + starts[p], nthis, hikeys[p],
