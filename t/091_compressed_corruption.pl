@@ -42,7 +42,7 @@ is($node->safe_psql('postgres', 'SHOW data_checksums'), 'off', 'data checksums a
 $node->safe_psql('postgres', q{
 	CREATE EXTENSION fractam;
 	CREATE TABLE fz (id int, k int, t text);
-	INSERT INTO fz SELECT g, (g * 7919) % 20000, 'v' || (g % 500) FROM generate_series(1, 40000) g;
+	INSERT INTO fz SELECT g, (g * 7919) % 20000, 'v' || (g % 500) FROM generate_series(1, 120000) g;
 	CREATE INDEX fz_k ON fz USING fractam (k, id) WITH (compression = 'zstd');
 	CREATE INDEX fz_t ON fz USING fractam (t, id) WITH (compression = 'lz4');
 	CREATE TABLE fzc (id int, k int, t text) USING fractam WITH (compression = 'zstd');

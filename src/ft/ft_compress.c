@@ -406,9 +406,10 @@ encode_parts(FtTree *tree, char **items, Size *lens, int n, Size room,
 			filtered = true;
 		}
 	}
+	if (filtered)
+		*layout = FT_FRAME_LAYOUT_PLANE_PARTS;
 	if (itemsbytes + n * sizeof(ItemIdData) + hikeyspace >
-		FtFrameNarrowCapacity(tree) || n > FT_FRAME_NARROW_MAX_ITEMS ||
-		filtered)
+		FtFrameNarrowCapacity(tree) || n > FT_FRAME_NARROW_MAX_ITEMS)
 	{
 		Assert(wide_layout_fits(n, itemsbytes, hikeyspace));
 		*layout = rows ? FT_FRAME_LAYOUT_WIDE_ROW_PARTS :
@@ -946,7 +947,7 @@ parse_parts(FtTree *tree, BlockNumber blkno, const FtFrameHeader *frame,
 		if (part.nitems == 0 || fp->start[p] + part.nitems > hdr->nitems ||
 			part.filter > FT_PART_FILTER_PLANES ||
 			(part.filter != FT_PART_FILTER_NONE &&
-			 (rows || !FtFrameLayoutIsWide(layout))) ||
+			 !FtFrameLayoutMayFilter(layout)) ||
 			part.rawlen < part.nitems * (sizeof(uint16) + (rows ? 1 : MAXIMUM_ALIGNOF)) ||
 			(!rows && (part.rawlen - part.nitems * sizeof(uint16)) % MAXIMUM_ALIGNOF != 0))
 			corrupt(tree, blkno, "The frame's parts are invalid.");
@@ -1650,7 +1651,8 @@ ft_leaf_view_part(FtTree *tree, Buffer buf, const char *key, Size keylen,
 		!FtFrameLayoutHasParts(opaque->ft_frame_layout))
 		return ft_leaf_view(tree, buf);
 	frame = frame_locate(tree, blkno, page, &hdr);
-	if (hdr.nitems <= 1)
+	/* (a wide frame's view is never a part's: callers copy parts) */
+	if (hdr.nitems <= 1 && !FtFrameLayoutIsWide(opaque->ft_frame_layout))
 		return ft_leaf_view(tree, buf);
 
 	node = tree->rel->rd_node;
@@ -1694,7 +1696,8 @@ ft_leaf_view_part(FtTree *tree, Buffer buf, const char *key, Size keylen,
 	}
 
 	/*
-	 * A frame of one part decodes whole (its checksum checked there).  The
+	 * A narrow frame of one part decodes whole (its checksum checked
+	 * there); a wide one (planes) decodes its part as any.  The
 	 * directory picks the part before the checksums are checked: a part
 	 * found in the cache was decoded from this frame (same stamp and
 	 * checksums in its header), checked then, as a whole leaf found there
@@ -1703,7 +1706,7 @@ ft_leaf_view_part(FtTree *tree, Buffer buf, const char *key, Size keylen,
 	 */
 	fp = parse_parts(tree, blkno, (const FtFrameHeader *) frame, &hdr,
 					 opaque->ft_frame_layout);
-	if (fp->nparts == 1)
+	if (fp->nparts == 1 && !FtFrameLayoutIsWide(opaque->ft_frame_layout))
 		return ft_leaf_view(tree, buf);
 
 	/* the last part whose first entry is <= key (forward) or < key */

@@ -281,6 +281,7 @@ cut_around(FtTree *tree, char **items, Size *lens, int nitems, int newidx,
 	Size		used = ft_item_space(lens[newidx]);
 	Size		plainmax = (FT_MAX_FLUSH_LEAVES - 2) * (FT_LEAF_CAPACITY -
 														FT_LEAF_CAPACITY / 8);
+	int			plain[FT_MAX_FLUSH_LEAVES];
 	int			np = 0;
 	int			n;
 
@@ -313,13 +314,13 @@ cut_around(FtTree *tree, char **items, Size *lens, int nitems, int newidx,
 	}
 	n = cut_pages(tree, items + a, lens + a, b - a,
 				  b < nitems ? ft_item_space(ft_key_len(tree, lens[b])) :
-				  last_hikey_space, false, -1, starts + np);
+				  last_hikey_space, false, -1, plain);
 	if (n < 0 || np + n > FT_MAX_FLUSH_LEAVES)
 		return -1;
-	for (int p = np; p < np + n; p++)
+	for (int p = 0; p < n; p++)
 	{
-		starts[p] += a;
-		compressed[p] = false;
+		starts[np + p] = plain[p] + a;
+		compressed[np + p] = false;
 	}
 	np += n;
 	if (b < nitems)

@@ -111,7 +111,9 @@ typedef enum FtCodecId
 #define FT_FRAME_LAYOUT_WIDE_PARTS	4	/* FT_FRAME_LAYOUT_PARTS whose entries
 										 * take more than a decoded page */
 #define FT_FRAME_LAYOUT_WIDE_ROW_PARTS	5	/* ... FT_FRAME_LAYOUT_ROW_PARTS */
-#define FT_FRAME_LAYOUT_MAX			FT_FRAME_LAYOUT_WIDE_ROW_PARTS
+#define FT_FRAME_LAYOUT_PLANE_PARTS	6	/* FT_FRAME_LAYOUT_PARTS whose parts
+										 * may be byte planes */
+#define FT_FRAME_LAYOUT_MAX			FT_FRAME_LAYOUT_PLANE_PARTS
 
 /* a layout of parts (FtFrameParts): a lookup may decode one */
 #define FtFrameLayoutHasParts(layout) \
@@ -120,6 +122,10 @@ typedef enum FtCodecId
 #define FtFrameLayoutIsRows(layout) \
 	((layout) == FT_FRAME_LAYOUT_ROW_PARTS || \
 	 (layout) == FT_FRAME_LAYOUT_WIDE_ROW_PARTS)
+/* ... whose parts may be filtered (FtFramePart.filter) */
+#define FtFrameLayoutMayFilter(layout) \
+	((layout) == FT_FRAME_LAYOUT_WIDE_PARTS || \
+	 (layout) == FT_FRAME_LAYOUT_PLANE_PARTS)
 /* ... decoding whole into a wide view (see FT_WIDE_VIEW_MAX below) */
 #define FtFrameLayoutIsWide(layout) \
 	((layout) == FT_FRAME_LAYOUT_WIDE_PARTS || \
@@ -203,10 +209,13 @@ ft_page_format_known(FtPageOpaque opaque)
  *
  *	FT_FRAME_LAYOUT_WIDE_PARTS and FT_FRAME_LAYOUT_WIDE_ROW_PARTS: as the
  *	two above, for a frame whose entries take more than one decoded page
- *	(FtFrameNarrowCapacity, FT_FRAME_NARROW_MAX_ITEMS), or whose parts are
- *	filtered (FT_PART_FILTER_PLANES): it decodes whole into a wide view
- *	(below), a part at a time into a decoded page.  Builds that read only
- *	the narrow layouts refuse these pages.
+ *	(FtFrameNarrowCapacity, FT_FRAME_NARROW_MAX_ITEMS): it decodes whole
+ *	into a wide view (below), a part at a time into a decoded page.  The
+ *	index's parts may be filtered (FT_PART_FILTER_PLANES).  Builds that
+ *	read only the narrow layouts refuse these pages.
+ *
+ *	FT_FRAME_LAYOUT_PLANE_PARTS: FT_FRAME_LAYOUT_PARTS (narrow) with
+ *	filtered parts; refused by the builds before filters.
  *
  * The compressed bytes never change: the frame is built only when the
  * whole leaf is rewritten (flush, build, VACUUM) and logged as a new image,
@@ -272,8 +281,9 @@ typedef struct FtFramePart
  * before the first): sorted keys and their TIDs, which change little from
  * one entry to the next, become runs of zeros and small constants that the
  * codec packs several times better than the entries as they are
- * (bench/RESULTS.md, session 33).  Only an index's parts in a wide layout
- * (builds before it refuse those); the narrow layouts' parts have 0.
+ * (bench/RESULTS.md, session 33).  Only an index's parts, in the layouts
+ * FtFrameLayoutMayFilter names (builds before them refuse those); the
+ * other layouts' parts have 0.
  */
 #define FT_PART_FILTER_NONE		0
 #define FT_PART_FILTER_PLANES	1
