@@ -259,8 +259,8 @@ cut_pages(FtTree *tree, char **items, Size *lens, int nitems,
  * The pages of a direct insert of items[newidx] into a compressed leaf
  * whose entries (items[0..nitems)) would take more plain leaves than one
  * flush writes (a wide frame's): the entries before it in compressed
- * leaves, those around it, up to half a page, in a plain leaf, and those
- * after it compressed again (compressed[p] says which page is which;
+ * leaves, those around it in plain leaves, and those after it compressed
+ * again (compressed[p] says which page is which;
  * starts as cut_pages).  Later inserts next to this one then go in place,
  * as into the plain leaves a narrow frame is rewritten into; an insert
  * elsewhere in the leaf cuts more plain leaves out of a compressed one.

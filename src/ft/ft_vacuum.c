@@ -436,11 +436,6 @@ patch_items(FtTree *tree, Buffer buf, const char *payload, Size len, int n)
 }
 
 /*
- * VACUUM changes entries of compressed leaf buf (view: its decoded page):
- * the patches in payload (ft_apply_patches' form, decoded offsets) apply
- * and the entries at offsets dead[0..ndead) go, in one new frame.
- */
-/*
  * ft_leaf_recompress of items[0..n) once their owner has settled what it
  * can (as ft_merge_leaves does): a wide frame is filled to fit, so the row
  * versions a transaction expanded in it (deleted, locked, updated) may no
@@ -469,6 +464,11 @@ recompress_settled(FtTree *tree, Buffer buf, char **items, Size *lens, int n)
 	return ok;
 }
 
+/*
+ * VACUUM changes entries of compressed leaf buf (view: its decoded page):
+ * the patches in payload (ft_apply_patches' form, decoded offsets) apply
+ * and the entries at offsets dead[0..ndead) go, in one new frame.
+ */
 static void
 recompress_leaf(FtTree *tree, Buffer buf, Page view, const char *payload,
 				Size paylen, const OffsetNumber *dead, int ndead)
