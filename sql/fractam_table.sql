@@ -299,6 +299,31 @@ SELECT count(*) = :before_n AS same_rows FROM frw WHERE id > 0;
 SELECT t FROM frw WHERE t = 'u10';
 RESET enable_seqscan;
 SELECT fractam_verify('frw'), fractam_verify('frw_t');
+-- rows stored before ADD COLUMN ... DEFAULT keep the default through a
+-- rewrite (which clears the catalog's missing values) and a dropped
+-- column's bytes go: both as heap
+CREATE TABLE fmiss (id int NOT NULL, s text) USING fractam;
+CREATE TABLE hmiss (id int NOT NULL, s text);
+INSERT INTO fmiss SELECT g, 's' || g FROM generate_series(1, 500) g;
+INSERT INTO hmiss SELECT g, 's' || g FROM generate_series(1, 500) g;
+ALTER TABLE fmiss ADD COLUMN k bigint NOT NULL DEFAULT 42, ADD COLUMN d text DEFAULT 'dflt';
+ALTER TABLE hmiss ADD COLUMN k bigint NOT NULL DEFAULT 42, ADD COLUMN d text DEFAULT 'dflt';
+INSERT INTO fmiss VALUES (501, 'x', 7, NULL);
+INSERT INTO hmiss VALUES (501, 'x', 7, NULL);
+ALTER TABLE fmiss DROP COLUMN s;
+ALTER TABLE hmiss DROP COLUMN s;
+VACUUM FULL fmiss;
+VACUUM FULL hmiss;
+SELECT count(*), sum(k), count(d), count(*) FILTER (WHERE d = 'dflt') FROM fmiss;
+SELECT (SELECT count(*) FROM ((TABLE fmiss EXCEPT ALL TABLE hmiss) UNION ALL
+                              (TABLE hmiss EXCEPT ALL TABLE fmiss)) x) AS differ,
+       (SELECT count(*) FROM pg_attribute WHERE attrelid = 'fmiss'::regclass
+        AND atthasmissing) AS missing_left;
+ALTER TABLE fmiss ADD COLUMN m int DEFAULT 3;
+CREATE INDEX fmiss_id ON fmiss (id);
+CLUSTER fmiss USING fmiss_id;
+SELECT count(*), sum(k), sum(m), count(d) FROM fmiss;
+DROP TABLE fmiss, hmiss;
 
 -- CREATE INDEX CONCURRENTLY and REINDEX CONCURRENTLY
 CREATE INDEX CONCURRENTLY frw_cic ON frw (t);

@@ -327,6 +327,37 @@ visible_to_everyone(HeapTupleHeader hdr, TransactionId OldestXmin)
 }
 
 /*
+ * The version tup of OldTable formed again for NewTable, header and all,
+ * as heap's rewrite does (reform_and_rewrite_tuple): attributes added
+ * after it was stored (ADD COLUMN with a default) take their missing
+ * values, and dropped columns become nulls.  The caller (finish_heap_swap)
+ * then clears the missing values from the catalog, so no version may keep
+ * fewer attributes than the table has.
+ */
+static HeapTuple
+reform_version(HeapTuple tup, TupleDesc olddesc, TupleDesc newdesc,
+			   Datum *values, bool *isnull)
+{
+	HeapTuple	copy;
+
+	heap_deform_tuple(tup, olddesc, values, isnull);
+	for (int i = 0; i < newdesc->natts; i++)
+		if (TupleDescAttr(newdesc, i)->attisdropped)
+			isnull[i] = true;
+	copy = heap_form_tuple(newdesc, values, isnull);
+	memcpy(&copy->t_data->t_choice.t_heap, &tup->t_data->t_choice.t_heap,
+		   sizeof(HeapTupleFields));
+	copy->t_data->t_infomask &= ~HEAP_XACT_MASK;
+	copy->t_data->t_infomask |= tup->t_data->t_infomask & HEAP_XACT_MASK;
+	copy->t_data->t_infomask2 &= ~HEAP2_XACT_MASK;
+	copy->t_data->t_infomask2 |= tup->t_data->t_infomask2 & HEAP2_XACT_MASK;
+	copy->t_data->t_ctid = tup->t_data->t_ctid;
+	copy->t_self = tup->t_self;
+	copy->t_tableOid = tup->t_tableOid;
+	return copy;
+}
+
+/*
  * Copy every version some snapshot may still see into NewTable, in row-id
  * order (VACUUM FULL) or the index's order (CLUSTER), numbering them from
  * the new file's first row id (0, unless a debug setting says otherwise).
@@ -362,7 +393,12 @@ fractam_relation_copy_for_cluster(Relation OldTable, Relation NewTable,
 	FtRowId		first;
 	Size		written = 0;
 	Size		compact_limit;
+	TupleDesc	olddesc = RelationGetDescr(OldTable);
+	TupleDesc	newdesc = RelationGetDescr(NewTable);
+	Datum	   *values = palloc(sizeof(Datum) * newdesc->natts);
+	bool	   *isnull = palloc(sizeof(bool) * newdesc->natts);
 
+	Assert(olddesc->natts == newdesc->natts);
 	fractam_flush_kept_rows_if(OldTable);
 	memset(&src, 0, sizeof(src));
 	src.rel = OldTable;
@@ -444,7 +480,7 @@ fractam_relation_copy_for_cluster(Relation OldTable, Relation NewTable,
 		newid = first + found->newid;
 		written++;
 
-		copy = heap_copytuple(tup);
+		copy = reform_version(tup, olddesc, newdesc, values, isnull);
 		fractam_rowid_tid(newid, &copy->t_self);
 		if (!(hdr->t_infomask & HEAP_XMAX_INVALID) &&
 			!HEAP_XMAX_IS_LOCKED_ONLY(hdr->t_infomask) &&
@@ -489,6 +525,8 @@ fractam_relation_copy_for_cluster(Relation OldTable, Relation NewTable,
 		tuplesort_end(src.sort);
 	ExecDropSingleTupleTableSlot(src.slot);
 	pfree(map);
+	pfree(values);
+	pfree(isnull);
 
 	*xid_cutoff = minxid;
 	*multi_cutoff = minmulti;
