@@ -23,6 +23,7 @@ OBJS = \
 	src/am/table/table_handler.o \
 	src/am/table/table_storage.o \
 	src/am/table/table_rowid_reuse.o \
+	src/am/table/table_columns.o \
 	src/am/table/table_format.o \
 	src/am/table/table_visibility.o \
 	src/am/table/table_scan.o \
@@ -57,6 +58,7 @@ OBJS = \
 	src/ft/ft_prune.o \
 	src/ft/ft_codec.o \
 	src/ft/ft_planes.o \
+	src/ft/ft_columns.o \
 	src/ft/ft_compress.o \
 	src/ft/ft_verify.o \
 	src/wal/ft_xlog.o \

@@ -58,6 +58,40 @@ typedef char *(*FtSeparatorFn) (void *arg, const char *left, Size leftlen,
 typedef bool (*FtAdjacentFn) (void *arg, const char *a, Size alen,
 							  const char *b, Size blen);
 
+/*
+ * What the bytes of an item are, field by field, for the column filter of
+ * a table's compressed parts (ft_columns.c): a hint only, which the filter
+ * checks value by value, so that any bytes come back exactly as they went
+ * in whatever the hint says.
+ */
+typedef enum FtFieldKind
+{
+	FT_FIELD_BYTES = 0,			/* anything: stored as byte planes */
+	FT_FIELD_INT,				/* an integer of 1, 2, 4 or 8 bytes, native
+								 * byte order */
+	FT_FIELD_INT_BE,			/* ... big-endian (a table's row id) */
+	FT_FIELD_FLOAT8				/* a double, often an exact decimal */
+} FtFieldKind;
+
+typedef struct FtRowField
+{
+	uint16		width;			/* bytes of the item, from the end of the
+								 * field before */
+	uint8		kind;			/* FtFieldKind */
+} FtRowField;
+
+#define FT_MAX_ROW_FIELDS	64
+
+/*
+ * The fields of item (len bytes), in order, covering all of it; returns
+ * their count (at most FT_MAX_ROW_FIELDS; 0: none, store the items as
+ * they are).  Called only by writers of compressed leaves.
+ */
+struct FtTree;
+
+typedef int (*FtRowFieldsFn) (struct FtTree *tree, const char *item,
+							  Size len, FtRowField *fields);
+
 /* Message kinds stored in buffer nodes */
 #define FT_MSG_INSERT	1
 #define FT_MSG_DELETE	2
@@ -179,6 +213,9 @@ typedef struct FtTree
 								 * reserves for changes of its entries in
 								 * place (a table's: FT_FRAME_TABLE_CHGCAP;
 								 * 0: entries never change in place) */
+	FtRowFieldsFn row_fields;	/* or NULL: a table's rows as fields, for
+								 * the column filter of its compressed
+								 * parts (ft_columns.c) */
 
 	/*
 	 * Or NULL.  A buffer ring that leaves go through (ft_getleaf,

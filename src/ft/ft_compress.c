@@ -91,6 +91,8 @@ static char *spare_views[NSPARE_VIEWS];
 static char *raw_buf = NULL;
 static char *planes_buf = NULL;
 static bool plane_filter = true;	/* fractam.debug_index_planes */
+static char *columns_buf = NULL;
+static bool column_filter = true;	/* fractam.debug_table_columns */
 static char *comp_buf = NULL;
 static Size comp_cap = 0;
 
@@ -406,13 +408,29 @@ encode_parts(FtTree *tree, char **items, Size *lens, int n, Size room,
 			filtered = true;
 		}
 	}
+	/* a table's parts of rows of one length go as columns, if they can */
+	for (int p = 0; p < np && rows && column_filter && tree->row_fields; p++)
+	{
+		bool		same = true;
+
+		for (int i = start[p] + 1; i < start[p + 1] && same; i++)
+			same = (lens[i] == lens[start[p]]);
+		if (same)
+		{
+			parts[p].filter = FT_PART_FILTER_COLUMNS;
+			filtered = true;
+		}
+	}
 	if (filtered)
-		*layout = FT_FRAME_LAYOUT_PLANE_PARTS;
+		*layout = rows ? FT_FRAME_LAYOUT_COLUMN_ROW_PARTS :
+			FT_FRAME_LAYOUT_PLANE_PARTS;
 	if (itemsbytes + n * sizeof(ItemIdData) + hikeyspace >
 		FtFrameNarrowCapacity(tree) || n > FT_FRAME_NARROW_MAX_ITEMS)
 	{
 		Assert(wide_layout_fits(n, itemsbytes, hikeyspace));
-		*layout = rows ? FT_FRAME_LAYOUT_WIDE_ROW_PARTS :
+		*layout = rows ?
+			(filtered ? FT_FRAME_LAYOUT_WIDE_COLUMN_ROW_PARTS :
+			 FT_FRAME_LAYOUT_WIDE_ROW_PARTS) :
 			FT_FRAME_LAYOUT_WIDE_PARTS;
 	}
 	for (int i = 0; i < n; i++)
@@ -481,8 +499,35 @@ encode_parts(FtTree *tree, char **items, Size *lens, int n, Size room,
 		rawtotal += rawlen;
 		parts[p].nitems = (uint16) (start[p + 1] - start[p]);
 		parts[p].rawlen = (uint16) rawlen;
-		parts[p].complen = (uint16) compress_or_fail(tree, raw, rawlen,
-													 data + pos, cap - pos);
+		if (parts[p].filter == FT_PART_FILTER_COLUMNS)
+		{
+			char	   *cols = scratch(&columns_buf, PG_UINT16_MAX);
+			Size		enclen;
+
+			enclen = ft_columns_encode(tree, items + start[p],
+									   start[p + 1] - start[p],
+									   lens[start[p]], cols, PG_UINT16_MAX);
+			if (enclen > 0 && cap - pos > sizeof(uint16))
+			{
+				uint16		e16 = (uint16) enclen;
+
+				memcpy(data + pos, &e16, sizeof(e16));
+				parts[p].complen = (uint16) (sizeof(uint16) +
+											 compress_or_fail(tree, cols, enclen,
+															  data + pos + sizeof(uint16),
+															  cap - pos - sizeof(uint16)));
+			}
+			else
+			{
+				/* the rows as they are, in a layout that allows columns */
+				parts[p].filter = FT_PART_FILTER_NONE;
+				parts[p].complen = (uint16) compress_or_fail(tree, raw, rawlen,
+															 data + pos, cap - pos);
+			}
+		}
+		else
+			parts[p].complen = (uint16) compress_or_fail(tree, raw, rawlen,
+														 data + pos, cap - pos);
 		pos += parts[p].complen;
 		rawdone += rawlen;
 
@@ -945,9 +990,12 @@ parse_parts(FtTree *tree, BlockNumber blkno, const FtFrameHeader *frame,
 		memcpy(&part, data + sizeof(FtFrameParts) + p * sizeof(FtFramePart),
 			   sizeof(part));
 		if (part.nitems == 0 || fp->start[p] + part.nitems > hdr->nitems ||
-			part.filter > FT_PART_FILTER_PLANES ||
-			(part.filter != FT_PART_FILTER_NONE &&
+			part.filter > FT_PART_FILTER_COLUMNS ||
+			(part.filter == FT_PART_FILTER_PLANES &&
 			 !FtFrameLayoutMayFilter(layout)) ||
+			(part.filter == FT_PART_FILTER_COLUMNS &&
+			 (!FtFrameLayoutMayColumns(layout) ||
+			  part.complen <= sizeof(uint16))) ||
 			part.rawlen < part.nitems * (sizeof(uint16) + (rows ? 1 : MAXIMUM_ALIGNOF)) ||
 			(!rows && (part.rawlen - part.nitems * sizeof(uint16)) % MAXIMUM_ALIGNOF != 0))
 			corrupt(tree, blkno, "The frame's parts are invalid.");
@@ -1023,8 +1071,22 @@ decode_row_parts(FtTree *tree, BlockNumber blkno, Page page, char *view,
 
 		/* parse_parts checked that the parts add up to rawlen */
 		Assert(rawpos + fp->rawlen[p] <= FT_WIDE_VIEW_MAX);
-		if (!ft_codec_decompress(codec, fp->comp[p], fp->complen[p], praw,
-								 fp->rawlen[p]))
+		if (fp->filter[p] == FT_PART_FILTER_COLUMNS)
+		{
+			char	   *cols = scratch(&columns_buf, PG_UINT16_MAX);
+			uint16		enclen;
+
+			/* parse_parts checked there is more than the length */
+			memcpy(&enclen, fp->comp[p], sizeof(enclen));
+			if (!ft_codec_decompress(codec, fp->comp[p] + sizeof(uint16),
+									 fp->complen[p] - sizeof(uint16), cols,
+									 enclen))
+				corrupt(tree, blkno, "The compressed bytes do not decompress.");
+			if (!ft_columns_decode(cols, enclen, n, praw, fp->rawlen[p]))
+				corrupt(tree, blkno, "A part's columns do not hold its rows.");
+		}
+		else if (!ft_codec_decompress(codec, fp->comp[p], fp->complen[p], praw,
+									  fp->rawlen[p]))
 			corrupt(tree, blkno, "The compressed bytes do not decompress.");
 		for (int i = 0; i < n; i++)
 		{
@@ -2415,5 +2477,11 @@ ft_compress_init(void)
 							 "Off writes them as they are, as builds before the planes did; "
 							 "pages of either kind are read.",
 							 &plane_filter, true,
+							 PGC_SUSET, GUC_NOT_IN_SAMPLE, NULL, NULL, NULL);
+	DefineCustomBoolVariable("fractam.debug_table_columns",
+							 "Stores the rows of compressed table leaves column by column where they have one length (testing, measuring).",
+							 "Off writes them row by row, as builds before the columns did; "
+							 "pages of either kind are read.",
+							 &column_filter, true,
 							 PGC_SUSET, GUC_NOT_IN_SAMPLE, NULL, NULL, NULL);
 }

@@ -279,6 +279,12 @@ extern Size ft_view_bytes(Page view);
 /* ft_planes.c */
 extern void ft_planes_encode(const char *src, char *dst, int n, Size len);
 extern void ft_planes_decode(const char *src, char *dst, int n, Size len);
+
+/* ft_columns.c */
+extern Size ft_columns_encode(FtTree *tree, char **items, int n, Size len,
+							  char *dst, Size cap);
+extern bool ft_columns_decode(const char *src, Size srclen, int n, char *dst,
+							  Size dstlen);
 extern void ft_leaf_delete(FtTree *tree, Buffer buf, OffsetNumber *dead,
 						   int ndead);
 extern bool ft_leaf_has_change_room(FtTree *tree, Buffer buf);

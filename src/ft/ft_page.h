@@ -113,7 +113,11 @@ typedef enum FtCodecId
 #define FT_FRAME_LAYOUT_WIDE_ROW_PARTS	5	/* ... FT_FRAME_LAYOUT_ROW_PARTS */
 #define FT_FRAME_LAYOUT_PLANE_PARTS	6	/* FT_FRAME_LAYOUT_PARTS whose parts
 										 * may be byte planes */
-#define FT_FRAME_LAYOUT_MAX			FT_FRAME_LAYOUT_PLANE_PARTS
+#define FT_FRAME_LAYOUT_COLUMN_ROW_PARTS	7	/* FT_FRAME_LAYOUT_ROW_PARTS
+												 * whose parts may be
+												 * columns */
+#define FT_FRAME_LAYOUT_WIDE_COLUMN_ROW_PARTS	8	/* ... of a wide frame */
+#define FT_FRAME_LAYOUT_MAX			FT_FRAME_LAYOUT_WIDE_COLUMN_ROW_PARTS
 
 /* a layout of parts (FtFrameParts): a lookup may decode one */
 #define FtFrameLayoutHasParts(layout) \
@@ -121,15 +125,21 @@ typedef enum FtCodecId
 /* ... each entry after its length (a table's) */
 #define FtFrameLayoutIsRows(layout) \
 	((layout) == FT_FRAME_LAYOUT_ROW_PARTS || \
-	 (layout) == FT_FRAME_LAYOUT_WIDE_ROW_PARTS)
-/* ... whose parts may be filtered (FtFramePart.filter) */
+	 (layout) == FT_FRAME_LAYOUT_WIDE_ROW_PARTS || \
+	 FtFrameLayoutMayColumns(layout))
+/* ... whose parts may be byte planes (FtFramePart.filter) */
 #define FtFrameLayoutMayFilter(layout) \
 	((layout) == FT_FRAME_LAYOUT_WIDE_PARTS || \
 	 (layout) == FT_FRAME_LAYOUT_PLANE_PARTS)
+/* ... whose parts may be columns (a table's) */
+#define FtFrameLayoutMayColumns(layout) \
+	((layout) == FT_FRAME_LAYOUT_COLUMN_ROW_PARTS || \
+	 (layout) == FT_FRAME_LAYOUT_WIDE_COLUMN_ROW_PARTS)
 /* ... decoding whole into a wide view (see FT_WIDE_VIEW_MAX below) */
 #define FtFrameLayoutIsWide(layout) \
 	((layout) == FT_FRAME_LAYOUT_WIDE_PARTS || \
-	 (layout) == FT_FRAME_LAYOUT_WIDE_ROW_PARTS)
+	 (layout) == FT_FRAME_LAYOUT_WIDE_ROW_PARTS || \
+	 (layout) == FT_FRAME_LAYOUT_WIDE_COLUMN_ROW_PARTS)
 
 
 typedef FtPageOpaqueData *FtPageOpaque;
@@ -217,6 +227,11 @@ ft_page_format_known(FtPageOpaque opaque)
  *	FT_FRAME_LAYOUT_PLANE_PARTS: FT_FRAME_LAYOUT_PARTS (narrow) with
  *	filtered parts; refused by the builds before filters.
  *
+ *	FT_FRAME_LAYOUT_COLUMN_ROW_PARTS and
+ *	FT_FRAME_LAYOUT_WIDE_COLUMN_ROW_PARTS: FT_FRAME_LAYOUT_ROW_PARTS and
+ *	its wide form, whose parts may be columns (FT_PART_FILTER_COLUMNS);
+ *	refused by the builds before columns.
+ *
  * The compressed bytes never change: the frame is built only when the
  * whole leaf is rewritten (flush, build, VACUUM) and logged as a new image,
  * so redo never compresses.  Deleting entries (VACUUM, a unique insert's
@@ -287,6 +302,17 @@ typedef struct FtFramePart
  */
 #define FT_PART_FILTER_NONE		0
 #define FT_PART_FILTER_PLANES	1
+/*
+ * FT_PART_FILTER_COLUMNS: a table's part whose entries (rows) all have one
+ * length, stored field by field (ft_columns.c): integers as offsets from
+ * a base or from the step between neighbours, doubles that are exact
+ * decimals as scaled integers, the other bytes as byte planes.  The part's
+ * compressed bytes are the length of what the codec decompresses to (a
+ * uint16), then the codec's bytes; rawlen is the part decoded, its
+ * entries each after its length as in FT_FRAME_LAYOUT_ROW_PARTS.  Only in
+ * the layouts FtFrameLayoutMayColumns names.
+ */
+#define FT_PART_FILTER_COLUMNS	2
 
 /*
  * A compressed table leaf's frame ends with a change area (chgcap bytes,

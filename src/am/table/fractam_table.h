@@ -250,6 +250,10 @@ fractam_item_header(Relation rel, const char *item, FractamHeaderCopy *buf)
 	return &buf->hdr;
 }
 
+/* table_columns.c */
+extern int	fractam_row_fields(FtTree *tree, const char *item, Size len,
+							   FtRowField *fields);
+
 /* table_format.c */
 extern Size fractam_item_tuple_len(Relation rel, const char *item, Size len);
 extern void fractam_item_to_tuple(Relation rel, const char *item, Size len,

@@ -315,6 +315,8 @@ fractam_table_tree(Relation rel, FtTree *tree)
 	tree->codec = cache->options.codec;
 	tree->codec_level = cache->options.compression_level;
 	tree->frame_chgcap = FT_FRAME_TABLE_CHGCAP;
+	/* ... and store rows of one length column by column */
+	tree->row_fields = fractam_row_fields;
 }
 
 /*
