@@ -518,6 +518,7 @@ extern void ft_routecache_stats(FtRouteCacheStats *stats);
 
 /* ft_insert.c */
 extern void ft_insert(FtTree *tree, const char *item, Size len);
+extern void ft_seal_tail(FtTree *tree, const char *item, Size len);
 extern void ft_insert_ascending(FtTree *tree, char **items, Size *lens,
 								int n);
 typedef enum FtUniqueResult

@@ -104,6 +104,9 @@
 
 static int	seal_max_waiting = FT_SEAL_MAX_WAITING;
 
+static void seal_run(FtTree *tree, Buffer bbuf, int childidx,
+					 const char *item, Size len, bool tail);
+
 static RelFileNode ratio_node;
 static double ratio = 0;
 static uint32 nruns = 0;
@@ -214,6 +217,65 @@ leaf_joins_run(FtTree *tree, Buffer buf, const char *next, Size nextlen,
 	return true;
 }
 
+/*
+ * The key the run ending with child childidx of level-1 node bpage must be
+ * adjacent to, palloc'd (NULL: no run can end there), and for an index the
+ * leading key columns the run's entries share with item (*groupcols).
+ *
+ * A table's run ends where the next leaf's range begins: that leaf's pivot
+ * in the node (or the node's high key after its last child), whatever the
+ * leaf holds now (another backend may have compressed it already).  Rows
+ * from there on go right of the run, and none can come between the run's
+ * last row and an adjacent row id.  An index's is the first entry of the
+ * page the new item went to, which must share columns with item (the
+ * group) or be the tree's rightmost leaf.
+ */
+static char *
+run_bound(FtTree *tree, Page bpage, int childidx, const char *item,
+		  Size len, Size *nextlen, int *groupcols)
+{
+	FtPageOpaque bopaque = FtPageGetOpaque(bpage);
+	Buffer		buf;
+	Page		page;
+	char	   *next;
+
+	*groupcols = 0;
+	if (tree->adjacent != NULL)
+	{
+		char	   *bound;
+
+		if (childidx + 1 < bopaque->ft_nchildren)
+			ft_pivot(bpage, FtFirstDataOffset(bopaque) + childidx + 1,
+					 &bound, nextlen);
+		else if (!FtPageIsRightmost(bopaque))
+			bound = ft_page_item(bpage, FT_HIKEY, nextlen);
+		else
+			return NULL;
+		next = palloc(*nextlen);
+		memcpy(next, bound, *nextlen);
+		return next;
+	}
+	if (childidx + 1 >= bopaque->ft_nchildren)
+		return NULL;
+	buf = ft_getleaf(tree, ft_child_block(bpage, childidx + 1), BUFFER_LOCK_SHARE);
+	page = BufferGetPage(buf);
+	if (FtPageIsCompressed(FtPageGetOpaque(page)) ||
+		PageGetMaxOffsetNumber(page) < FtFirstDataOffset(FtPageGetOpaque(page)))
+	{
+		UnlockReleaseBuffer(buf);
+		return NULL;
+	}
+	next = first_key(tree, page, nextlen);
+	*groupcols = tree->sharedcols(tree->cmp_arg, next, *nextlen, item, len);
+	if (*groupcols == 0 && !FtPageIsRightmost(FtPageGetOpaque(page)))
+	{
+		pfree(next);
+		next = NULL;
+	}
+	UnlockReleaseBuffer(buf);
+	return next;
+}
+
 /* Has child j of level-1 node page no buffered messages? */
 static bool
 slice_is_empty(FtTree *tree, Page bpage, int j)
@@ -236,6 +298,47 @@ void
 ft_seal_behind(FtTree *tree, Buffer bbuf, int childidx, const char *item,
 			   Size len)
 {
+	seal_run(tree, bbuf, childidx, item, len, false);
+}
+
+/*
+ * A table's backend has stored the last row of its range of row ids (item,
+ * len bytes): no row can come into the range any more.  Merge the run of
+ * uncompressed leaves that ends with the leaf holding it, however short:
+ * the run would otherwise wait for a split behind it that never comes
+ * (the backend appends elsewhere now), and stay uncompressed until VACUUM.
+ * Rows that compress ten to one fill about ten leaves per page, and a
+ * range of row ids (up to FRACTAM_MAX_RANGE_BLOCKS pseudo-blocks) only a
+ * few times that: half of a concurrent load's leaves were such tails.
+ */
+void
+ft_seal_tail(FtTree *tree, const char *item, Size len)
+{
+	Buffer		bbuf;
+	Page		bpage;
+	int			childidx;
+
+	Assert(tree->adjacent != NULL && !tree->buffering);
+	if (tree->codec == FT_CODEC_NONE)
+		return;
+	bbuf = ft_descend_to_level(tree, item, len, 1, BUFFER_LOCK_EXCLUSIVE);
+	bpage = BufferGetPage(bbuf);
+	if (FtPageGetOpaque(bpage)->ft_level == 1)
+	{
+		childidx = ft_child_index(tree, bpage, item, len, false);
+		seal_run(tree, bbuf, childidx, item, len, true);
+	}
+	UnlockReleaseBuffer(bbuf);
+}
+
+/*
+ * The two above: the run that ends with child childidx of bbuf, merged once
+ * it is as long as a frame takes, or (tail) as soon as it has two leaves.
+ */
+static void
+seal_run(FtTree *tree, Buffer bbuf, int childidx, const char *item,
+		 Size len, bool tail)
+{
 	Page		bpage = BufferGetPage(bbuf);
 	FtPageOpaque bopaque = FtPageGetOpaque(bpage);
 	Size		cap = run_limit(tree);
@@ -255,32 +358,13 @@ ft_seal_behind(FtTree *tree, Buffer bbuf, int childidx, const char *item,
 
 	Assert(tree->codec != FT_CODEC_NONE);
 	Assert(tree->adjacent != NULL || tree->sharedcols != NULL);
-	if (childidx < 1 || childidx + 1 >= bopaque->ft_nchildren ||
+	if (childidx < 1 || childidx >= bopaque->ft_nchildren ||
 		ft_own_deleted_pages(tree, seal_max_waiting) >= seal_max_waiting)
 		return;
 
-	/* the first key after the run: the page the new item went to */
-	buf = ft_getleaf(tree, ft_child_block(bpage, childidx + 1), BUFFER_LOCK_SHARE);
-	page = BufferGetPage(buf);
-	if (FtPageIsCompressed(FtPageGetOpaque(page)) ||
-		PageGetMaxOffsetNumber(page) < FtFirstDataOffset(FtPageGetOpaque(page)))
-	{
-		UnlockReleaseBuffer(buf);
+	next = run_bound(tree, bpage, childidx, item, len, &nextlen, &groupcols);
+	if (next == NULL)
 		return;
-	}
-	next = first_key(tree, page, &nextlen);
-	if (tree->adjacent == NULL)
-	{
-		/* an index: the new item's group, or the tree's right edge */
-		groupcols = tree->sharedcols(tree->cmp_arg, next, nextlen, item, len);
-		if (groupcols == 0 && !FtPageIsRightmost(FtPageGetOpaque(page)))
-		{
-			UnlockReleaseBuffer(buf);
-			pfree(next);
-			return;
-		}
-	}
-	UnlockReleaseBuffer(buf);
 
 	/* the run, right to left, as long as one frame takes */
 	for (int j = childidx; j >= 1 && k < FT_MERGE_MAX_LEAVES; j--)
@@ -320,7 +404,7 @@ ft_seal_behind(FtTree *tree, Buffer bbuf, int childidx, const char *item,
 	 * leaves in all (16,000 sensors of the timeseries load's 30M rows take
 	 * five each), and would otherwise stay uncompressed.
 	 */
-	if (k < 2 || (tree->adjacent != NULL && total + total / k <= cap))
+	if (k < 2 || (tree->adjacent != NULL && !tail && total + total / k <= cap))
 		return;
 
 	a = childidx - k + 1;

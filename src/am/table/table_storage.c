@@ -892,6 +892,14 @@ fractam_store_version(Relation rel, FtRowId rowid, HeapTuple tup,
 		cache->vm_own_xid = HeapTupleHeaderGetRawXmin(tup->t_data);
 	ft_insert(&tree, item, len);	/* refuses rows too large for a leaf */
 	cache->vm_own_xid = InvalidTransactionId;
+
+	/*
+	 * The last row of this backend's range of row ids: the leaves behind it
+	 * take no more rows, compress them now (ft_seal.c)
+	 */
+	if (!is_update && tree.codec != FT_CODEC_NONE &&
+		rowid + 1 == cache->end_rowid)
+		ft_seal_tail(&tree, item, len);
 	pfree(item);
 }
 
