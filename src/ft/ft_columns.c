@@ -54,6 +54,7 @@
 #include <math.h>
 
 #include "ft/ft_int.h"
+#include "port/pg_bswap.h"
 #include "utils/memutils.h"
 
 /* how a field's bytes are stored */
@@ -521,32 +522,72 @@ ft_columns_decode(const char *src, Size srclen, int n, char *dst,
 		}
 		else
 		{
-			uint64		acc = d->base;
+			uint64	   *vals = values_for(n);
 			char	   *at = dst + off;
 
-			for (int i = 0; i < n; i++, at += stride)
+			/* the stored offsets, a plane at a time */
+			if (d->stored == 0)
+				memset(vals, 0, sizeof(uint64) * n);
+			else
 			{
-				uint64		v = 0;
+				for (int i = 0; i < n; i++)
+					vals[i] = (uint8) p[i];
+				for (int b = 1; b < d->stored; b++)
+				{
+					const uint8 *plane = (const uint8 *) p + (Size) b * n;
 
-				for (int b = 0; b < d->stored; b++)
-					v |= (uint64) (uint8) p[b * n + i] << (8 * b);
-				if (IsStepEnc(enc))
-				{
-					if (i > 0)
-						acc += d->step + v;
-					v = acc;
+					for (int i = 0; i < n; i++)
+						vals[i] |= (uint64) plane[i] << (8 * b);
 				}
-				else
-					v += d->base;
-				if (IsDecEnc(enc))
+			}
+
+			/* the values */
+			if (IsStepEnc(enc))
+			{
+				uint64		acc = d->base + vals[0];
+
+				vals[0] = acc;
+				for (int i = 1; i < n; i++)
 				{
-					double		x = (double) (int64) v / pow10_table[d->scale];
+					acc += d->step + vals[i];
+					vals[i] = acc;
+				}
+			}
+			else
+				for (int i = 0; i < n; i++)
+					vals[i] += d->base;
+
+			/* into the rows */
+			if (IsDecEnc(enc))
+			{
+				double		scale = pow10_table[d->scale];
+
+				for (int i = 0; i < n; i++, at += stride)
+				{
+					double		x = (double) (int64) vals[i] / scale;
 
 					memcpy(at, &x, sizeof(x));
 				}
-				else
-					write_int(at, d->width, be, v);
 			}
+#ifndef WORDS_BIGENDIAN
+			else if (!be)
+			{
+				for (int i = 0; i < n; i++, at += stride)
+					memcpy(at, &vals[i], d->width);
+			}
+			else if (d->width == sizeof(uint64))
+			{
+				for (int i = 0; i < n; i++, at += stride)
+				{
+					uint64		v = pg_hton64(vals[i]);
+
+					memcpy(at, &v, sizeof(v));
+				}
+			}
+#endif
+			else
+				for (int i = 0; i < n; i++, at += stride)
+					write_int(at, d->width, be, vals[i]);
 			p += (Size) d->stored * n;
 		}
 		off += d->width;

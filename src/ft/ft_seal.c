@@ -199,7 +199,18 @@ leaf_joins_run(FtTree *tree, Buffer buf, const char *next, Size nextlen,
 		*space = ft_leaf_items_space(page);
 		return true;
 	}
-	if (FtPageIsCompressed(opaque) || maxoff < first)
+	/*
+	 * A table's compressed leaf joins as the run's first (seal_run stops
+	 * there): the short page a run cut at a gap made (the start of a range
+	 * of row ids) fills up with the next run's rows.
+	 */
+	if (FtPageIsCompressed(opaque))
+	{
+		page = ft_leaf_view(tree, buf);
+		first = FtFirstDataOffset(FtPageGetOpaque(page));
+		maxoff = PageGetMaxOffsetNumber(page);
+	}
+	if (maxoff < first)
 		return false;
 	for (OffsetNumber off = first; off <= maxoff; off++)
 	{
@@ -389,7 +400,7 @@ seal_run(FtTree *tree, Buffer bbuf, int childidx, const char *item,
 			k++;
 		}
 		UnlockReleaseBuffer(buf);
-		/* a compressed leaf (an index's) is where the last run went */
+		/* a compressed leaf is where the last run went */
 		if (!joins || compressed)
 			break;
 	}
@@ -422,7 +433,7 @@ seal_run(FtTree *tree, Buffer bbuf, int childidx, const char *item,
 		if (FtPageGetOpaque(BufferGetPage(left))->ft_right !=
 			BufferGetBlockNumber(leaves[i]) ||
 			FtPageIsDeleted(op) || FtPageIsRightmost(op) ||
-			(FtPageIsCompressed(op) && (i > 0 || tree->adjacent != NULL)))
+			(FtPageIsCompressed(op) && i > 0))
 			linked = false;
 	}
 

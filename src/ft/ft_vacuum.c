@@ -969,7 +969,7 @@ ft_leaf_items_space(Page page)
  * bbuf, the left sibling lsbuf before them; all locked exclusively) into
  * one compressed leaf in the place of the last, if their items (pruned by
  * the owner first, if prune) fit one; the first may be compressed already
- * (an index's run behind an append point, ft_seal.c), the others may not.
+ * (a run behind an append point, ft_seal.c), the others may not.
  * The others are deleted as
  * unlink_empty_leaves deletes an empty leaf, their range going to the
  * compressed leaf on their right: anyone who reaches one through an old
