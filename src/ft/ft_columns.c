@@ -114,6 +114,25 @@ values_for(int n)
 	return values;
 }
 
+/* the encoder's values of each field of a part, kept between its passes */
+static uint64 *field_vals = NULL;
+static int	field_vals_rows = 0;
+
+static uint64 *
+field_values(int f, int n)
+{
+	if (n > field_vals_rows)
+	{
+		if (field_vals)
+			pfree(field_vals);
+		field_vals_rows = Max(n, 512);
+		field_vals = MemoryContextAlloc(TopMemoryContext,
+										sizeof(uint64) * field_vals_rows *
+										FT_MAX_ROW_FIELDS);
+	}
+	return field_vals + (Size) f * field_vals_rows;
+}
+
 /* bytes that hold x (0 for 0) */
 static inline int
 bytes_for(uint64 x)
@@ -136,6 +155,20 @@ read_int(const char *p, int width, bool be)
 	uint64		v = 0;
 	int			shift = 64 - 8 * width;
 
+#ifndef WORDS_BIGENDIAN
+	if (!be && width == sizeof(int32))
+	{
+		int32		x;
+
+		memcpy(&x, p, sizeof(x));
+		return (uint64) (int64) x;
+	}
+	if (!be && width == sizeof(uint64))
+	{
+		memcpy(&v, p, sizeof(v));
+		return v;
+	}
+#endif
 	if (be)
 		for (int i = 0; i < width; i++)
 			v = (v << 8) | b[i];
@@ -168,39 +201,32 @@ write_int(char *p, int width, bool be, uint64 v)
 static int
 decimal_scale(uint64 *vals, int n)
 {
+	uint64	   *m = values_for(n);
+
 	for (int s = 0; s <= FT_COLUMN_MAX_SCALE; s++)
 	{
-		bool		ok = true;
+		int			i;
 
-		for (int i = 0; i < n && ok; i++)
+		for (i = 0; i < n; i++)
 		{
 			double		v;
 			double		t;
 			double		back;
-			int64		m;
+			int64		mi;
 
 			memcpy(&v, &vals[i], sizeof(v));
 			t = v * pow10_table[s];
 			if (!(fabs(t) < DEC_INT_LIMIT))
-			{
-				ok = false;		/* too large, or not a number */
+				break;			/* too large, or not a number */
+			mi = (int64) rint(t);
+			back = (double) mi / pow10_table[s];
+			if (memcmp(&back, &vals[i], sizeof(back)) != 0)
 				break;
-			}
-			m = (int64) rint(t);
-			back = (double) m / pow10_table[s];
-			ok = memcmp(&back, &vals[i], sizeof(back)) == 0;
+			m[i] = (uint64) mi;
 		}
-		if (ok)
+		if (i == n)
 		{
-			for (int i = 0; i < n; i++)
-			{
-				double		v;
-				int64		m;
-
-				memcpy(&v, &vals[i], sizeof(v));
-				m = (int64) rint(v * pow10_table[s]);
-				vals[i] = (uint64) m;
-			}
+			memcpy(vals, m, sizeof(uint64) * n);
 			return s;
 		}
 	}
@@ -308,7 +334,6 @@ ft_columns_encode(FtTree *tree, char **items, int n, Size len, char *dst,
 		return 0;
 
 	/* the descriptions, and what the bytes will take */
-	vals = values_for(n);
 	need = sizeof(uint16) + 1;
 	off = 0;
 	for (int f = 0; f < nfields; f++)
@@ -326,6 +351,7 @@ ft_columns_encode(FtTree *tree, char **items, int n, Size len, char *dst,
 		{
 			int			scale = 0;
 
+			vals = field_values(f, n);
 			for (int i = 0; i < n; i++)
 				vals[i] = read_int(items[i] + off, w, be);
 			if (kind == FT_FIELD_FLOAT8)
@@ -378,13 +404,12 @@ ft_columns_encode(FtTree *tree, char **items, int n, Size len, char *dst,
 		}
 	}
 
-	/* the fields' bytes (values computed again: one scratch array) */
+	/* the fields' bytes: the offsets the first pass left in field_values */
 	off = 0;
 	for (int f = 0; f < nfields; f++)
 	{
 		ColumnDesc *d = &descs[f];
 		int			w = d->width;
-		uint8		enc = d->enc & ~ENC_FLAG_BE;
 
 		if (d->enc == ENC_PLANES)
 		{
@@ -402,24 +427,7 @@ ft_columns_encode(FtTree *tree, char **items, int n, Size len, char *dst,
 			}
 		}
 		else
-		{
-			ColumnDesc	again;
-
-			for (int i = 0; i < n; i++)
-				vals[i] = read_int(items[i] + off, w,
-								   (d->enc & ENC_FLAG_BE) != 0);
-			if (IsDecEnc(enc))
-			{
-				int			scale PG_USED_FOR_ASSERTS_ONLY;
-
-				scale = decimal_scale(vals, n);
-				Assert(scale == d->scale);
-			}
-			again = *d;
-			choose_integers(&again, vals, n, IsDecEnc(enc));
-			Assert(again.enc == d->enc && again.stored == d->stored);
-			p = put_planes(p, vals, n, d->stored);
-		}
+			p = put_planes(p, field_values(f, n), n, d->stored);
 		off += w;
 	}
 	Assert((Size) (p - dst) == need);

@@ -266,6 +266,7 @@ typedef struct PartMemo
 	uint64		used;			/* tick of the last use; 0: empty */
 	uint16		rawlen;
 	uint16		complen;
+	uint16		filter;			/* FT_PART_FILTER_NONE or _COLUMNS */
 	FtCodecId	codec;
 	int			level;
 	char	   *raw;			/* PART_MEMO_RAW_MAX bytes */
@@ -275,53 +276,121 @@ typedef struct PartMemo
 static PartMemo part_memo[PART_MEMO_SLOTS];
 static uint64 part_memo_tick = 0;
 
+/*
+ * The memo's entry for len raw bytes at src compressed after filter
+ * (FT_PART_FILTER_NONE or FT_PART_FILTER_COLUMNS) into at most cap bytes,
+ * or NULL with *victim the entry to replace (NULL: not to be kept).
+ */
+static PartMemo *
+memo_find(FtTree *tree, const char *src, Size len, uint16 filter, Size cap,
+		  PartMemo **victim)
+{
+	*victim = NULL;
+	if (len > PART_MEMO_RAW_MAX)
+		return NULL;
+	*victim = &part_memo[0];
+	for (int i = 0; i < PART_MEMO_SLOTS; i++)
+	{
+		PartMemo   *m = &part_memo[i];
+
+		if (m->used != 0 && m->rawlen == len && m->filter == filter &&
+			m->codec == tree->codec && m->level == tree->codec_level &&
+			m->complen <= cap && memcmp(m->raw, src, len) == 0)
+		{
+			m->used = ++part_memo_tick;
+			return m;
+		}
+		if (m->used < (*victim)->used)
+			*victim = m;
+	}
+	return NULL;
+}
+
+static void
+memo_keep(FtTree *tree, PartMemo *victim, const char *src, Size len,
+		  uint16 filter, const char *comp, Size n)
+{
+	Size		bound = Max(ft_codec_bound(FT_CODEC_LZ4, PART_MEMO_RAW_MAX),
+							ft_codec_bound(FT_CODEC_ZSTD, PART_MEMO_RAW_MAX));
+
+	if (victim == NULL || n > bound)
+		return;
+	scratch(&victim->raw, PART_MEMO_RAW_MAX);
+	scratch(&victim->comp, bound);
+	memcpy(victim->raw, src, len);
+	memcpy(victim->comp, comp, n);
+	victim->rawlen = (uint16) len;
+	victim->complen = (uint16) n;
+	victim->filter = filter;
+	victim->codec = tree->codec;
+	victim->level = tree->codec_level;
+	victim->used = ++part_memo_tick;
+}
+
 /* compress len bytes of src to dst (cap bytes), for encode_frame */
 static Size
 compress_or_fail(FtTree *tree, const char *src, Size len, char *dst, Size cap)
 {
 	Size		n;
-	PartMemo   *victim = NULL;
+	PartMemo   *victim;
+	PartMemo   *m = memo_find(tree, src, len, FT_PART_FILTER_NONE, cap, &victim);
 
-	if (len <= PART_MEMO_RAW_MAX)
+	if (m)
 	{
-		victim = &part_memo[0];
-		for (int i = 0; i < PART_MEMO_SLOTS; i++)
-		{
-			PartMemo   *m = &part_memo[i];
-
-			if (m->used != 0 && m->rawlen == len &&
-				m->codec == tree->codec && m->level == tree->codec_level &&
-				m->complen <= cap && memcmp(m->raw, src, len) == 0)
-			{
-				memcpy(dst, m->comp, m->complen);
-				m->used = ++part_memo_tick;
-				return m->complen;
-			}
-			if (m->used < victim->used)
-				victim = m;
-		}
+		memcpy(dst, m->comp, m->complen);
+		return m->complen;
 	}
 	n = ft_codec_compress(tree->codec, tree->codec_level, src, len, dst, cap);
 	if (n == 0)
 		elog(ERROR, "fractam: %s failed to compress %zu bytes",
 			 ft_codec_name(tree->codec), len);
-	if (victim != NULL && n <= PG_UINT16_MAX)
-	{
-		Size		bound = Max(ft_codec_bound(FT_CODEC_LZ4, PART_MEMO_RAW_MAX),
-								ft_codec_bound(FT_CODEC_ZSTD, PART_MEMO_RAW_MAX));
-
-		Assert(n <= bound);
-		scratch(&victim->raw, PART_MEMO_RAW_MAX);
-		scratch(&victim->comp, bound);
-		memcpy(victim->raw, src, len);
-		memcpy(victim->comp, dst, n);
-		victim->rawlen = (uint16) len;
-		victim->complen = (uint16) n;
-		victim->codec = tree->codec;
-		victim->level = tree->codec_level;
-		victim->used = ++part_memo_tick;
-	}
+	memo_keep(tree, victim, src, len, FT_PART_FILTER_NONE, dst, n);
 	return n;
+}
+
+/*
+ * A table's part (its rows items[0..n) of itemlen bytes each, laid out as
+ * raw, rawlen bytes) as columns, compressed into dst (cap bytes): the
+ * columns' length, then the codec's bytes (FT_PART_FILTER_COLUMNS).
+ * Returns the length, or 0 if the rows are not to be stored as columns.
+ * The memo keeps the result by the rows' bytes: the candidates of fill to
+ * fit share parts, and encoding the columns costs as much as compressing.
+ * (Equal rows of another table, whose columns have other types, may get
+ * this table's columns from it: a part says how its own columns are
+ * stored, so they decode all the same.)
+ */
+static Size
+compress_columns(FtTree *tree, const char *raw, Size rawlen, char **items,
+				 int n, Size itemlen, char *dst, Size cap)
+{
+	char	   *cols = scratch(&columns_buf, PG_UINT16_MAX);
+	PartMemo   *victim;
+	PartMemo   *m = memo_find(tree, raw, rawlen, FT_PART_FILTER_COLUMNS, cap,
+							  &victim);
+	Size		enclen;
+	Size		c;
+	uint16		e16;
+
+	if (m)
+	{
+		memcpy(dst, m->comp, m->complen);
+		return m->complen;
+	}
+	if (cap <= sizeof(uint16))
+		return 0;
+	enclen = ft_columns_encode(tree, items, n, itemlen, cols, PG_UINT16_MAX);
+	if (enclen == 0)
+		return 0;
+	e16 = (uint16) enclen;
+	memcpy(dst, &e16, sizeof(e16));
+	c = ft_codec_compress(tree->codec, tree->codec_level, cols, enclen,
+						  dst + sizeof(uint16), cap - sizeof(uint16));
+	if (c == 0)
+		elog(ERROR, "fractam: %s failed to compress %zu bytes",
+			 ft_codec_name(tree->codec), enclen);
+	memo_keep(tree, victim, raw, rawlen, FT_PART_FILTER_COLUMNS, dst,
+			  sizeof(uint16) + c);
+	return sizeof(uint16) + c;
 }
 
 /*
@@ -501,23 +570,11 @@ encode_parts(FtTree *tree, char **items, Size *lens, int n, Size room,
 		parts[p].rawlen = (uint16) rawlen;
 		if (parts[p].filter == FT_PART_FILTER_COLUMNS)
 		{
-			char	   *cols = scratch(&columns_buf, PG_UINT16_MAX);
-			Size		enclen;
-
-			enclen = ft_columns_encode(tree, items + start[p],
-									   start[p + 1] - start[p],
-									   lens[start[p]], cols, PG_UINT16_MAX);
-			if (enclen > 0 && cap - pos > sizeof(uint16))
-			{
-				uint16		e16 = (uint16) enclen;
-
-				memcpy(data + pos, &e16, sizeof(e16));
-				parts[p].complen = (uint16) (sizeof(uint16) +
-											 compress_or_fail(tree, cols, enclen,
-															  data + pos + sizeof(uint16),
-															  cap - pos - sizeof(uint16)));
-			}
-			else
+			parts[p].complen = (uint16)
+				compress_columns(tree, raw, rawlen, items + start[p],
+								 start[p + 1] - start[p], lens[start[p]],
+								 data + pos, cap - pos);
+			if (parts[p].complen == 0)
 			{
 				/* the rows as they are, in a layout that allows columns */
 				parts[p].filter = FT_PART_FILTER_NONE;
