@@ -892,6 +892,30 @@ frame_of(FtTree *tree, BlockNumber blkno, Page page, FtFrameHeader *hdr)
 	return frame;
 }
 
+/*
+ * About the page space the live entries of a table's compressed leaf take
+ * decoded (ft_leaf_items_space of its decoded page), from its frame's
+ * header alone: each row as stored after its length, aligned, with a line
+ * pointer, and what its change area adds.  For ft_seal.c, which sizes a
+ * run before it merges (and lets ft_merge_leaves find out exactly).
+ */
+Size
+ft_leaf_frame_space(FtTree *tree, Buffer buf)
+{
+	FtFrameHeader hdr;
+	Size		rows;
+	int			live;
+
+	(void) frame_locate(tree, BufferGetBlockNumber(buf), BufferGetPage(buf),
+						&hdr);
+	live = hdr.nitems - hdr.ndead;
+	if (hdr.nitems == 0 || live <= 0)
+		return 0;
+	rows = hdr.rawlen - Min(hdr.rawlen, hdr.nitems * sizeof(uint16));
+	return (Size) ((double) rows * live / hdr.nitems) +
+		live * (sizeof(ItemIdData) + MAXIMUM_ALIGNOF / 2) + hdr.chglen;
+}
+
 /* the entries of the frame being decoded, in raw_buf or change_cxt */
 static char *entry_ptr[FT_FRAME_MAX_ITEMS];
 static Size entry_len[FT_FRAME_MAX_ITEMS];

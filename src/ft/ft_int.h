@@ -273,6 +273,7 @@ extern Page ft_leaf_view_part(FtTree *tree, Buffer buf, const char *key,
 							  Size *lowlen, const char **high,
 							  Size *highlen);
 extern bool ft_leaf_is_compressed(Page page);
+extern Size ft_leaf_frame_space(FtTree *tree, Buffer buf);
 extern bool ft_leaf_is_wide(Page page);
 extern Size ft_view_bytes(Page view);
 
