@@ -18,6 +18,7 @@
 #include "storage/buf_internals.h"
 #include "storage/bufmgr.h"
 #include "storage/freespace.h"
+#include "storage/proc.h"
 #include "storage/indexfsm.h"
 #include "storage/lmgr.h"
 #include "storage/smgr.h"
@@ -409,6 +410,7 @@ typedef struct OwnDeletedPage
 	Oid			relid;
 	BlockNumber blkno;
 	FullTransactionId deleted_at;
+	LocalTransactionId lxid;	/* the transaction that deleted it */
 	bool		offered;		/* recorded in the free space map */
 } OwnDeletedPage;
 
@@ -440,16 +442,21 @@ ft_remember_deleted_page(FtTree *tree, BlockNumber blkno)
 	own_deleted[n_own_deleted].blkno = blkno;
 	/* read after the deletion: not older than the page's own stamp */
 	own_deleted[n_own_deleted].deleted_at = ReadNextFullTransactionId();
+	own_deleted[n_own_deleted].lxid = MyProc->lxid;
 	own_deleted[n_own_deleted].offered = false;
 	n_own_deleted++;
 	n_own_unoffered++;
 }
 
 /*
- * How many pages of this relation this backend deleted and has not reused
- * yet (or, when fewer than limit pages of all relations wait, how many
- * wait in all): many means that its merges delete pages faster than the
- * snapshot horizon lets it reuse them (one long statement), see ft_seal.c.
+ * How many pages of this relation this backend's current transaction
+ * deleted and has not reused yet (or, when fewer than limit pages of all
+ * relations wait, at most how many): many means that its merges delete
+ * pages that cannot be reused before it ends (one long statement), see
+ * ft_seal.c.  Pages that earlier transactions deleted do not count: they
+ * wait for other backends' snapshots (an ANALYZE of the table holds one
+ * for a second or more, while a timeseries load merges thousands of
+ * pages), which end.
  */
 int
 ft_own_deleted_pages(FtTree *tree, int limit)
@@ -460,7 +467,8 @@ ft_own_deleted_pages(FtTree *tree, int limit)
 	if (n_own_deleted < limit)
 		return n_own_deleted;
 	for (int i = 0; i < n_own_deleted; i++)
-		if (RelFileNodeEquals(own_deleted[i].node, tree->rel->rd_node))
+		if (own_deleted[i].lxid == MyProc->lxid &&
+			RelFileNodeEquals(own_deleted[i].node, tree->rel->rd_node))
 			n++;
 	return n;
 }
