@@ -135,9 +135,10 @@ def describe_timeseries(title, res):
                % (per_f / per_b, r))
     out.append("  its rate.  What it means: each inserting session merges the full leaves behind the")
     out.append("  points where it appends (the table's end, and each sensor's entries in the key) into")
-    out.append("  zstd-compressed pages as it goes, and reuses the pages that frees, while heap keeps")
-    out.append("  each row with a 23-byte header in an uncompressed page, and btree each key in an")
-    out.append("  uncompressed leaf.")
+    out.append("  zstd-compressed pages as it goes, the table's rows column by column (integers as")
+    out.append("  offsets or steps, decimal doubles as scaled integers), and reuses the pages")
+    out.append("  that frees, while heap keeps each row with a 23-byte header in an uncompressed page,")
+    out.append("  and btree each key in an uncompressed leaf.")
     if r < 1:
         out.append("  The fractam table inserts slower than heap here: compressing every row as it comes")
         out.append("  costs CPU, and the table access method under concurrent appenders costs more than")

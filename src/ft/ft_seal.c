@@ -38,9 +38,11 @@
  * transactions reuses them a few transactions later.  One long load (a
  * single INSERT ... SELECT of millions of rows) cannot reuse them before it
  * ends, and would pay for the compression (CPU, and the merges' WAL) with
- * a file no smaller: once FT_SEAL_MAX_WAITING pages of the relation wait
- * for reuse, the backend stops merging, and the rows stay uncompressed
- * for VACUUM (autovacuum comes by for inserts), as before.
+ * a file no smaller: once FT_SEAL_MAX_WAITING pages of the relation that
+ * its current transaction deleted wait for reuse, the backend stops
+ * merging, and the rows stay uncompressed for VACUUM (autovacuum comes by
+ * for inserts), as before.  Pages earlier transactions deleted only wait
+ * for other backends' snapshots (an ANALYZE's) and do not count.
  *
  * An index's appends are the ends of groups: the entries that share
  * leading key columns, such as one sensor's (sensor, time) entries, or the
