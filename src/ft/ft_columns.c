@@ -72,7 +72,10 @@
 #define IsDecEnc(e)		((e) == ENC_DEC_BASE || (e) == ENC_DEC_STEP)
 #define IsStepEnc(e)	((e) == ENC_STEP || (e) == ENC_DEC_STEP)
 
-/* places of a decimal, at most: 10^15 and its integers are exact doubles */
+/*
+ * Places of a decimal, at most (the powers of ten up to it are exact
+ * doubles; a value is taken only if it comes back bit for bit anyway)
+ */
 #define FT_COLUMN_MAX_SCALE	9
 /* integers a double represents exactly, and more than any scaled m */
 #define DEC_INT_LIMIT	9007199254740992.0	/* 2^53 */
